@@ -1,0 +1,58 @@
+//! `rdna1ctl`: reads and sets the policy of the `rdna1_mtype` kernel module and checks it.
+
+mod gpus;
+mod module_state;
+mod status;
+mod sysroot;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::sysroot::SysRoot;
+
+/// Control the rdna1_mtype kernel module, which forces MTYPE_NC in the GPU page tables of
+/// RDNA1 (gfx1010/1011/1012) VM mappings.
+///
+/// Forcing NC is a hypothesis for the MIOpen HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION on
+/// RDNA1, not a known fix: rdna1ctl shows exactly what the module did so you can test it.
+#[derive(Parser, Debug)]
+#[command(name = "rdna1ctl", version, propagate_version = true)]
+struct Cli {
+    /// Read /sys, /proc and /dev below DIR instead of / (for tests and offline diagnosis).
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        env = "RDNA1CTL_ROOT",
+        default_value = "/"
+    )]
+    root: PathBuf,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show whether the module is loaded and armed, its mode, and the AMD GPUs of this machine.
+    ///
+    /// Example: `rdna1ctl status`
+    Status,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = SysRoot::new(cli.root);
+    let result = match cli.command {
+        Command::Status => status::run(&root, &mut std::io::stdout().lock()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rdna1ctl: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! What sysfs says about the loaded `rdna1_mtype` module.
+
+use anyhow::{Context, Result};
+use rdna1_mtype_shared::policy::Mode;
+
+use crate::sysroot::SysRoot;
+
+/// sysfs directory of the module.
+pub const MODULE_DIR: &str = "/sys/module/rdna1_mtype";
+
+/// The module's state, as its sysfs attributes report it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ModuleState {
+    NotLoaded,
+    Loaded(LoadedModule),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct LoadedModule {
+    pub version: String,
+    pub mode: Mode,
+    /// Whether the hook on amdgpu's `gmc_v10_0_get_vm_pte` is registered.
+    pub armed: bool,
+}
+
+pub fn read(root: &SysRoot) -> Result<ModuleState> {
+    let dir = root.path(MODULE_DIR);
+    if !dir.is_dir() {
+        return Ok(ModuleState::NotLoaded);
+    }
+    let attr = |name: &str| -> Result<String> {
+        let p = dir.join(name);
+        root.read_attr(&p)
+            .with_context(|| format!("reading {}", p.display()))?
+            .with_context(|| {
+                format!(
+                    "{} is missing: is this an rdna1_mtype build older than rdna1ctl?",
+                    p.display()
+                )
+            })
+    };
+    let version = attr("version")?;
+    let mode_text = attr("parameters/mode")?;
+    let mode = Mode::parse(mode_text.as_bytes())
+        .with_context(|| format!("the module reports an unknown mode {mode_text:?}: rdna1ctl and the module differ in version"))?;
+    let armed = match attr("parameters/armed")?.as_str() {
+        "Y" | "1" => true,
+        "N" | "0" => false,
+        other => anyhow::bail!("parameters/armed reads {other:?}, expected Y or N"),
+    };
+    Ok(ModuleState::Loaded(LoadedModule {
+        version,
+        mode,
+        armed,
+    }))
+}

@@ -1,0 +1,104 @@
+//! `rdna1ctl status`.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::gpus::{self, Gpu};
+use crate::module_state::{self, ModuleState};
+use crate::sysroot::SysRoot;
+
+pub fn run(root: &SysRoot, out: &mut impl Write) -> Result<()> {
+    let module = module_state::read(root)?;
+    let gpus = gpus::discover(root)?;
+    render(&module, &gpus, out)?;
+    Ok(())
+}
+
+fn render(module: &ModuleState, gpus: &[Gpu], out: &mut impl Write) -> std::io::Result<()> {
+    match module {
+        ModuleState::NotLoaded => {
+            writeln!(
+                out,
+                "module:  rdna1_mtype is not loaded: no mapping is changed"
+            )?;
+            writeln!(
+                out,
+                "         load it with: sudo modprobe rdna1_mtype mode=enforce"
+            )?;
+        }
+        ModuleState::Loaded(m) => {
+            writeln!(out, "module:  rdna1_mtype {} loaded", m.version)?;
+            writeln!(out, "mode:    {}", m.mode.name())?;
+            if m.armed {
+                writeln!(out, "hook:    armed on amdgpu gmc_v10_0_get_vm_pte")?;
+            } else {
+                writeln!(
+                    out,
+                    "hook:    not armed: amdgpu is not loaded (arms when it loads)"
+                )?;
+            }
+        }
+    }
+    if gpus.is_empty() {
+        writeln!(out, "GPUs:    no AMD GPU found")?;
+    }
+    for g in gpus {
+        let kind = match g.rdna1 {
+            Some(chip) => format!("RDNA1 {} {}", chip.name(), chip.gfx_target()),
+            None => "not RDNA1: never modified".to_owned(),
+        };
+        let driver = g.driver.as_deref().unwrap_or("no driver");
+        writeln!(
+            out,
+            "GPU:     {} [1002:{:04x}] {kind}, driver {driver}",
+            g.address, g.device_id
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module_state::LoadedModule;
+    use rdna1_mtype_shared::devices::Rdna1Chip;
+    use rdna1_mtype_shared::policy::Mode;
+
+    fn text(m: &ModuleState, g: &[Gpu]) -> String {
+        let mut v = Vec::new();
+        render(m, g, &mut v).unwrap();
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn not_loaded_says_how_to_load() {
+        let t = text(&ModuleState::NotLoaded, &[]);
+        assert!(t.contains("not loaded"), "{t}");
+        assert!(t.contains("modprobe rdna1_mtype"), "{t}");
+        assert!(t.contains("no AMD GPU found"), "{t}");
+    }
+
+    #[test]
+    fn loaded_shows_mode_hook_and_gpus() {
+        let m = ModuleState::Loaded(LoadedModule {
+            version: "0.1.0".into(),
+            mode: Mode::Enforce,
+            armed: false,
+        });
+        let g = [Gpu {
+            address: "0000:03:00.0".into(),
+            device_id: 0x731f,
+            rdna1: Some(Rdna1Chip::Navi10),
+            driver: Some("amdgpu".into()),
+        }];
+        let t = text(&m, &g);
+        assert!(t.contains("rdna1_mtype 0.1.0 loaded"), "{t}");
+        assert!(t.contains("mode:    enforce"), "{t}");
+        assert!(t.contains("not armed"), "{t}");
+        assert!(
+            t.contains("0000:03:00.0 [1002:731f] RDNA1 navi10 gfx1010, driver amdgpu"),
+            "{t}"
+        );
+    }
+}

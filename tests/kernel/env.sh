@@ -1,0 +1,45 @@
+# Shared settings for the pinned test kernel: sourced, never run.
+# Everything lives under $RDNA1_CACHE (outside the clone) so a fresh clone reuses it.
+
+RDNA1_CACHE=${RDNA1_CACHE:-$HOME/.cache/rdna1-mtype}
+KERNEL_PKG=linux-source-7.2
+KERNEL_PKG_VERSION=7.2.13-1
+KERNEL_SUITE=sid
+RUST_SRC_PKG=rust-src
+RUST_SRC_VERSION=1.95.0+dfsg1-2~bpo13+1
+RUST_SRC_SUITE=trixie-backports
+RUST_TOOLCHAIN=1.95.0
+BINDGEN_VERSION=0.72.1
+LLVM_VERSION=19
+
+# The .deb packages from other suites are fetched here with a private apt state.
+APT_STATE=$RDNA1_CACHE/apt
+DEB_DIR=$RDNA1_CACHE/debs
+TOOLS_DIR=$RDNA1_CACHE/tools
+RUST_LIB_SRC=$RDNA1_CACHE/rust-src/usr/src/rustc-${RUST_TOOLCHAIN}/library
+KSRC=$RDNA1_CACHE/src/linux-${KERNEL_PKG_VERSION}
+export CCACHE_DIR=$RDNA1_CACHE/ccache
+export CCACHE_MAXSIZE=4G
+
+# Toolchain the kernel's Rust support is built with; modules must use the same one.
+export RUSTUP_TOOLCHAIN=$RUST_TOOLCHAIN
+export RUST_LIB_SRC
+export LIBCLANG_PATH=/usr/lib/llvm-${LLVM_VERSION}/lib
+export PATH=$TOOLS_DIR/bin:$PATH
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Kernel build dir for a flavour: keyed by source version, config fragments and toolchain,
+# so a change to any of them builds a new tree and an unchanged one rebuilds nothing.
+kbuild_dir() {
+	local flavour=$1 here key
+	here=$(dirname "${BASH_SOURCE[0]}")
+	key=$({
+		echo "$KERNEL_PKG_VERSION $RUST_TOOLCHAIN $BINDGEN_VERSION $LLVM_VERSION"
+		gcc --version | head -n1
+		cat "$here/config/base.config"
+		[ "$flavour" = base ] || cat "$here/config/$flavour.config"
+	} | sha256sum | cut -c1-16)
+	echo "$RDNA1_CACHE/kbuild/$flavour-$key"
+}

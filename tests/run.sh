@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): every check, from a fresh machine if need be.
+#   1. host set-up and the pinned test kernel (cached in ~/.cache/rdna1-mtype),
+#   2. Rust checks: fmt, clippy -D warnings, cargo tests,
+#   3. checkpatch on our C,
+#   4. the VM tests: the real amdgpu.ko, rdna1_mtype.ko and the real gmc_v10_0_get_vm_pte.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/test
+mkdir -p "$out"
+. "$top/tests/kernel/env.sh"
+t0=$(date +%s)
+
+"$top/tests/kernel/setup-host.sh"
+
+log "cargo fmt / clippy / test"
+cd "$top"
+cargo fmt --all --check
+cargo clippy -q --workspace --all-targets --locked -- -D warnings
+cargo test -q --workspace --locked 2>&1 | tee "$out/cargo-test.log"
+
+kb=$("$top/tests/vm/prepare.sh" "$out")
+
+log "checkpatch"
+"$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict -f kmod/hook.c kmod/hook.h \
+	tests/harness/rdna1_mtype_harness.c || die "checkpatch found problems in our C"
+
+log "VM tests"
+"$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test.log" 900
+log "all tests passed in $(($(date +%s) - t0)) s"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Boots the test VM under QEMU/TCG and judges the run from its serial log.
+# usage: boot.sh KBUILD_DIR INITRAMFS JOB LOG [TIMEOUT_S]
+# Fails on: a failed test, a kernel BUG/Oops/WARNING/KASAN/panic line, a timeout, or a VM
+# that never reached the end of its job.
+set -uo pipefail
+kb=$1 initrd=$2 job=$3 log=$4 limit=${5:-900}
+start=$(date +%s)
+# KVM here is kvm_pvm and cannot run this kernel (see docs/TESTING.md): TCG only.
+timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 \
+	-nographic -no-reboot -kernel "$kb/arch/x86/boot/bzImage" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job" </dev/null >"$log" 2>&1
+rc=$?
+tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
+secs=$(($(date +%s) - start))
+fail=0
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	echo "VM: timed out after ${limit}s" >&2
+	fail=1
+fi
+if grep -nE 'BUG:|Oops|WARNING:|KASAN|UBSAN|Kernel panic|kernel BUG|Call Trace:|general protection fault|INFO: task .* blocked' "$log" >&2; then
+	echo "VM: kernel reported a problem (lines above)" >&2
+	fail=1
+fi
+if ! grep -q '^RDNA1-VM-DONE' "$log"; then
+	echo "VM: never reached the end of job $job" >&2
+	fail=1
+fi
+if [ "$job" = test ]; then
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1)
+	if [ -z "$summary" ]; then
+		echo "VM: no test summary" >&2
+		fail=1
+	elif [ "${summary#* passed, }" != "0 failed" ]; then
+		grep -E '^(FAIL|  )' "$log" >&2
+		fail=1
+	fi
+	echo "VM tests: ${summary:-none} (${secs}s, log $log)" >&2
+fi
+exit $fail

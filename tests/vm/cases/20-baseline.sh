@@ -1,0 +1,22 @@
+# Without rdna1_mtype the real function does what amdgpu's source says. In particular a CC
+# request gives CC: the rewrite tests below can fail.
+mtype_down
+harness_up
+baseline >/dev/null
+check() { # REQ BO WANT
+	got=$(grep "^$1 $2 " /tmp/baseline | cut -d' ' -f3)
+	eq "$(mtype_name "$got")" "$3" "baseline $1/$2"
+}
+check CC none CC
+check WC none WC
+check UC none UC
+check DEFAULT none NC
+check RW none NC
+check CC plain CC
+check DEFAULT coherent UC
+check DEFAULT ext_coherent UC
+check DEFAULT uncached UC
+check DEFAULT sg_coherent UC
+# EXECUTABLE follows the request: bit 4 cleared for our non-executable requests.
+out=$(call "$(req NC)" none 0x77)
+eq "$out" 0x0000000000000067 "EXECUTABLE cleared"

@@ -1,0 +1,53 @@
+# Helpers for the in-VM cases (busybox sh, 64-bit arithmetic).
+set -e
+HARNESS=/sys/kernel/debug/rdna1_mtype_harness/call
+PARAMS=/sys/module/rdna1_mtype/parameters
+# PTE flags amdgpu passes in for a mapped GTT page: VALID|SYSTEM|SNOOPED|READABLE|WRITEABLE.
+IN=0x67
+MTYPE_MASK=$((7 << 48))
+REQUESTS="DEFAULT NC WC CC UC RW"
+BOS="none plain coherent ext_coherent uncached sg_coherent"
+
+fail() { echo "assertion failed: $*" >&2; exit 1; }
+# vm_flags for AMDGPU_VM_MTYPE_<name> (amdgpu_drm.h: bits 5..8), plus READABLE|WRITEABLE.
+req() {
+	case $1 in
+	DEFAULT) n=0 ;; NC) n=1 ;; WC) n=2 ;; CC) n=3 ;; UC) n=4 ;; RW) n=5 ;;
+	*) fail "unknown request $1" ;;
+	esac
+	printf '0x%x\n' $(((n << 5) | 0x6))
+}
+# call VM_FLAGS BO PTE_FLAGS: runs the real gmc_v10_0_get_vm_pte, prints the flags it produced.
+call() {
+	echo "$1 $2 $3" >"$HARNESS" || fail "harness write '$1 $2 $3'"
+	cat "$HARNESS"
+}
+mtype() { echo $((($1 >> 48) & 7)); }
+mtype_name() { case $(mtype "$1") in 0) echo NC ;; 1) echo WC ;; 2) echo CC ;; 3) echo UC ;; *) echo RSVD ;; esac; }
+eq() { [ "$1" = "$2" ] || fail "${3:-value}: got '$1', want '$2'"; }
+# Bits other than MTYPE must be identical.
+same_but_mtype() { [ $((($1 ^ $2) & ~MTYPE_MASK)) -eq 0 ] || fail "$3: non-MTYPE bits differ: $1 vs $2"; }
+
+harness_up() {
+	grep -q '^amdgpu ' /proc/modules || modprobe amdgpu
+	grep -q '^rdna1_mtype_harness ' /proc/modules || insmod /opt/rdna1/rdna1_mtype_harness.ko
+}
+mtype_down() { if grep -q '^rdna1_mtype ' /proc/modules; then rmmod rdna1_mtype; fi; }
+armed() { cat "$PARAMS/armed"; }
+
+# The table of every request x BO kind, "REQ BO FLAGS" per line, from the real function.
+table() {
+	for r in $REQUESTS; do
+		for b in $BOS; do
+			echo "$r $b $(call "$(req "$r")" "$b" "$IN")"
+		done
+	done
+}
+# Baseline (no rdna1_mtype) recorded once by the first case that needs it.
+baseline() {
+	if [ ! -s /tmp/baseline ]; then
+		grep -q '^rdna1_mtype ' /proc/modules && fail "baseline needs rdna1_mtype unloaded"
+		table >/tmp/baseline
+	fi
+	cat /tmp/baseline
+}

@@ -1,0 +1,18 @@
+# In-VM test runner: runs every case in /opt/rdna1/cases in name order, each in its own
+# shell, and prints "PASS name" or "FAIL name" with the case's output indented, then the
+# closing "N passed, N failed" line the host (and CI) read.
+passed=0 failed=0
+for t in /opt/rdna1/cases/*.sh; do
+	name=$(basename "$t" .sh)
+	out=$(sh -c ". /opt/rdna1/guest/lib.sh; . $t" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "PASS $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name (exit $rc)"
+		echo "$out" | sed 's/^/  /'
+		failed=$((failed + 1))
+	fi
+done
+echo "$passed passed, $failed failed"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the VM's initramfs: busybox, the test kernel's modules (with ours added as a real
+# install would, so `modprobe rdna1_mtype` works), rdna1ctl, the in-VM runner and the cases.
+# usage: mkinitramfs.sh KBUILD_DIR OUT.cpio
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+kb=$1 out=$2
+rel=$(cat "$kb/include/config/kernel.release")
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,etc,lib/modules,opt/rdna1}
+cp /bin/busybox "$root/bin/busybox"
+cp -a "$kb/staging/lib/modules/$rel" "$root/lib/modules/"
+mkdir -p "$root/lib/modules/$rel/updates"
+cp "$top/kmod/rdna1_mtype.ko" "$root/lib/modules/$rel/updates/"
+cp "$top/tests/harness/rdna1_mtype_harness.ko" "$root/opt/rdna1/"
+depmod -b "$root" "$rel"
+cp "$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl" "$root/usr/bin/rdna1ctl"
+cp "$here/init" "$root/init"
+cp -r "$here/guest" "$root/opt/rdna1/guest"
+cp -r "$here/cases" "$root/opt/rdna1/cases"
+chmod +x "$root/init"
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$out"
+echo "initramfs: $(du -h "$out" | cut -f1) ($rel)" >&2

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Everything a VM run needs, built from scratch or taken from the cache: host packages, the
+# pinned test kernel, rdna1_mtype.ko and the test harness module built against it, a static
+# rdna1ctl, and the initramfs. Prints the kernel build dir on stdout.
+# usage: prepare.sh OUT_DIR
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=$1
+mkdir -p "$out"
+. "$top/tests/kernel/env.sh"
+
+kb=$("$top/tests/kernel/build.sh" base)
+
+log "building rdna1_mtype.ko and the test harness against $(cat "$kb/include/config/kernel.release")"
+# CLIPPY=1: the kernel's own Rust lints (undocumented unsafe blocks, ...) apply to the module.
+make -s -C "$top/kmod" KDIR="$kb" CLIPPY=1 >"$out/kmod-build.log" 2>&1 ||
+	{ cat "$out/kmod-build.log" >&2; die "rdna1_mtype.ko did not build"; }
+if grep -E 'warning|error' "$out/kmod-build.log" >&2; then die "rdna1_mtype.ko built with warnings"; fi
+make -s -C "$kb" M="$top/tests/harness" modules >"$out/harness-build.log" 2>&1 ||
+	{ cat "$out/harness-build.log" >&2; die "test harness module did not build"; }
+
+log "building static rdna1ctl for the VM"
+# --target keeps crt-static off the proc-macro crates, which must stay dynamic.
+(cd "$top" && RUSTFLAGS="-C target-feature=+crt-static" cargo build -q --release --locked \
+	-p rdna1ctl --target x86_64-unknown-linux-gnu --target-dir target/vm)
+
+"$here/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"
+echo "$kb"
