@@ -10,6 +10,8 @@
  * Every decision is made in Rust (rdna1_mtype_main.rs); this file only moves data.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fprobe.h>
 #include <linux/ftrace.h>
 #include <linux/module.h>
@@ -27,6 +29,7 @@
 struct rdna1_call {
 	u64 *flags;
 	u32 vm_flags;
+	bool has_bo;
 };
 
 static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
@@ -39,6 +42,7 @@ static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 	if (!rdna1_mtype_wants_exit())
 		return 1;
 	/* gmc_v10_0_get_vm_pte(adev, vm, bo, vm_flags, flags) */
+	call->has_bo = ftrace_regs_get_argument(fregs, 2) != 0;
 	call->vm_flags = (u32)ftrace_regs_get_argument(fregs, 3);
 	call->flags = (u64 *)ftrace_regs_get_argument(fregs, 4);
 	return 0;
@@ -50,7 +54,7 @@ static void rdna1_exit(struct fprobe *fp, unsigned long entry_ip,
 {
 	struct rdna1_call *call = data;
 
-	rdna1_mtype_on_pte(call->vm_flags, call->flags);
+	rdna1_mtype_on_pte(call->vm_flags, call->has_bo, call->flags);
 }
 
 static struct fprobe rdna1_fprobe = {
@@ -128,8 +132,8 @@ int rdna1_mtype_hook_init(void)
 	mutex_lock(&rdna1_arm_lock);
 	ret = rdna1_arm_locked();
 	mutex_unlock(&rdna1_arm_lock);
-	/* -ESRCH: amdgpu is not loaded yet; the notifier arms when it is. */
-	if (ret == -ESRCH) {
+	/* -ENOENT: the symbol is not there, amdgpu is not loaded yet; the notifier arms later. */
+	if (ret == -ENOENT) {
 		pr_info("waiting for %s\n", HOOKED_MODULE);
 		ret = 0;
 	}

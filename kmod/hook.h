@@ -11,7 +11,7 @@ void rdna1_mtype_hook_exit(void);
 
 /* Rust, called from the probe handlers (atomic context) and the parameter ops. */
 bool rdna1_mtype_wants_exit(void);
-void rdna1_mtype_on_pte(u32 vm_flags, u64 *flags);
+void rdna1_mtype_on_pte(u32 vm_flags, bool has_bo, u64 *flags);
 int rdna1_mtype_mode_store(const char *val, size_t len);
 int rdna1_mtype_mode_show(char *buf, size_t len);
 

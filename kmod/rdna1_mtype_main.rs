@@ -83,14 +83,14 @@ extern "C" fn rdna1_mtype_wants_exit() -> bool {
 /// `flags` is the function's `u64 *flags` argument, called from its return probe: null or
 /// valid for reads and writes, and not accessed concurrently by anyone else.
 #[unsafe(no_mangle)]
-unsafe extern "C" fn rdna1_mtype_on_pte(vm_flags: u32, flags: *mut u64) {
+unsafe extern "C" fn rdna1_mtype_on_pte(vm_flags: u32, has_bo: bool, flags: *mut u64) {
     if flags.is_null() {
         return;
     }
     // SAFETY: per this function's contract; every amdgpu caller passes its own local u64,
     // live until the hooked function has returned to it, which has not happened yet.
     let computed = unsafe { flags.read() };
-    if let Decision::Rewrite(new) = policy::decide(mode(), vm_flags, computed) {
+    if let Decision::Rewrite(new) = policy::decide(mode(), vm_flags, has_bo, computed) {
         // SAFETY: as above.
         unsafe { flags.write(new) };
     }

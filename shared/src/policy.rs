@@ -63,10 +63,14 @@ pub enum Skip {
     AlreadyNc,
     /// A PRT entry or a PTE that maps nothing: never rewritten.
     NotAValidPage,
-    /// The MTYPE was forced by the BO's creation flags (coherent/uncached BOs, which include
-    /// KFD doorbell and MMIO-remap BOs), not by the request. Telling those apart needs the
-    /// BO's layout, so this cut never rewrites them.
-    BoForced,
+    /// UC with a BO mapped: amdgpu forces UC for BOs created COHERENT, EXT_COHERENT or
+    /// UNCACHED, and those include KFD doorbell and MMIO-remap BOs, which must stay uncached.
+    /// Telling them apart needs the BO's layout, so this cut never rewrites UC on a BO (even
+    /// when the request also asked UC: the two cannot be told apart from the flags).
+    BoUncached,
+    /// The MTYPE is not what the request asked for, and not a BO's UC: something this policy
+    /// does not know set it, so it is left alone.
+    NotRequested,
 }
 
 impl Skip {
@@ -76,7 +80,8 @@ impl Skip {
             Skip::ModeOff => "mode-off",
             Skip::AlreadyNc => "already-nc",
             Skip::NotAValidPage => "not-a-valid-page",
-            Skip::BoForced => "bo-forced",
+            Skip::BoUncached => "bo-uncached",
+            Skip::NotRequested => "not-requested",
         }
     }
 }
@@ -91,8 +96,8 @@ pub enum Decision {
 }
 
 /// Decides what to do with `flags`, the PTE flags `gmc_v10_0_get_vm_pte` computed for mapping
-/// request `vm_flags`.
-pub const fn decide(mode: Mode, vm_flags: u32, flags: u64) -> Decision {
+/// request `vm_flags`, with a BO (`has_bo`) or without (KFD SVM ranges, PRT).
+pub const fn decide(mode: Mode, vm_flags: u32, has_bo: bool, flags: u64) -> Decision {
     if matches!(mode, Mode::Off) {
         return Decision::Keep(Skip::ModeOff);
     }
@@ -104,9 +109,12 @@ pub const fn decide(mode: Mode, vm_flags: u32, flags: u64) -> Decision {
     if matches!(now, Mtype::Nc) {
         return Decision::Keep(Skip::AlreadyNc);
     }
+    if has_bo && matches!(now, Mtype::Uc) {
+        return Decision::Keep(Skip::BoUncached);
+    }
     let requested = VmMtype::from_vm_flags(vm_flags).gfx10_pte_mtype();
     if requested as u8 != now as u8 {
-        return Decision::Keep(Skip::BoForced);
+        return Decision::Keep(Skip::NotRequested);
     }
     Decision::Rewrite(pte::with_mtype(flags, Mtype::Nc))
 }
@@ -118,6 +126,7 @@ mod tests {
 
     const VALID_GTT: u64 = PTE_VALID | PTE_SYSTEM | PTE_SNOOPED | PTE_READABLE | PTE_WRITEABLE;
 
+    /// What gmc_v10_0_get_vm_pte computes for `req`, with a coherent/uncached BO or not.
     fn computed(req: VmMtype, bo_uc: bool) -> u64 {
         let m = if bo_uc {
             Mtype::Uc
@@ -125,6 +134,10 @@ mod tests {
             req.gfx10_pte_mtype()
         };
         with_mtype(VALID_GTT, m)
+    }
+
+    fn enforce(vm_flags: u32, has_bo: bool, flags: u64) -> Decision {
+        decide(Mode::Enforce, vm_flags, has_bo, flags)
     }
 
     #[test]
@@ -152,60 +165,71 @@ mod tests {
     #[test]
     fn off_never_rewrites() {
         for req in VmMtype::ALL {
-            let f = computed(req, false);
-            assert_eq!(
-                decide(Mode::Off, req.to_vm_flags(), f),
-                Decision::Keep(Skip::ModeOff)
-            );
+            for has_bo in [false, true] {
+                let d = decide(Mode::Off, req.to_vm_flags(), has_bo, computed(req, has_bo));
+                assert_eq!(d, Decision::Keep(Skip::ModeOff));
+            }
         }
     }
 
     #[test]
-    fn enforce_rewrites_requested_wc_cc_uc_to_nc_and_nothing_else() {
-        for req in [VmMtype::Wc, VmMtype::Cc, VmMtype::Uc] {
+    fn enforce_rewrites_requested_mtypes_to_nc_touching_nothing_else() {
+        for (req, has_bo) in [
+            (VmMtype::Wc, false),
+            (VmMtype::Cc, false),
+            (VmMtype::Uc, false),
+            (VmMtype::Wc, true),
+            (VmMtype::Cc, true),
+        ] {
             let f = computed(req, false);
             let vm = req.to_vm_flags() | VM_PAGE_EXECUTABLE;
-            assert_eq!(
-                decide(Mode::Enforce, vm, f),
-                Decision::Rewrite(with_mtype(f, Mtype::Nc))
-            );
-        }
-        for req in [VmMtype::Default, VmMtype::Nc, VmMtype::Rw] {
-            let f = computed(req, false);
-            assert_eq!(
-                decide(Mode::Enforce, req.to_vm_flags(), f),
-                Decision::Keep(Skip::AlreadyNc)
-            );
+            let want = Decision::Rewrite(with_mtype(f, Mtype::Nc));
+            assert_eq!(enforce(vm, has_bo, f), want, "{req:?} has_bo={has_bo}");
         }
     }
 
     #[test]
-    fn enforce_leaves_bo_forced_uc_alone() {
-        // KFD maps every BO with MTYPE_DEFAULT; doorbell/MMIO BOs get UC from their COHERENT flag.
-        let f = computed(VmMtype::Default, true);
-        assert_eq!(decide(Mode::Enforce, 0, f), Decision::Keep(Skip::BoForced));
-        let f = computed(VmMtype::Cc, true);
-        assert_eq!(
-            decide(Mode::Enforce, VmMtype::Cc.to_vm_flags(), f),
-            Decision::Keep(Skip::BoForced)
-        );
+    fn enforce_keeps_nc() {
+        for req in [
+            VmMtype::Default,
+            VmMtype::Nc,
+            VmMtype::Rw,
+            VmMtype::Other(9),
+        ] {
+            for has_bo in [false, true] {
+                let d = enforce(req.to_vm_flags(), has_bo, computed(req, false));
+                assert_eq!(d, Decision::Keep(Skip::AlreadyNc));
+            }
+        }
+    }
+
+    #[test]
+    fn enforce_leaves_uc_on_a_bo_alone() {
+        // KFD maps every BO with MTYPE_DEFAULT; doorbell/MMIO BOs get UC from their COHERENT
+        // flag. A UC request on a BO looks the same, so it is left alone too.
+        for req in VmMtype::ALL {
+            let d = enforce(req.to_vm_flags(), true, computed(req, true));
+            assert_eq!(d, Decision::Keep(Skip::BoUncached), "{req:?}");
+        }
+    }
+
+    #[test]
+    fn enforce_leaves_an_mtype_nobody_requested_alone() {
+        let f = with_mtype(VALID_GTT, Mtype::Cc);
+        let d = enforce(VmMtype::Wc.to_vm_flags(), false, f);
+        assert_eq!(d, Decision::Keep(Skip::NotRequested));
     }
 
     #[test]
     fn enforce_never_touches_prt_or_invalid_entries() {
         let cc = VmMtype::Cc.to_vm_flags();
         let f = computed(VmMtype::Cc, false);
-        assert_eq!(
-            decide(Mode::Enforce, cc | VM_PAGE_PRT, f),
-            Decision::Keep(Skip::NotAValidPage)
-        );
-        assert_eq!(
-            decide(Mode::Enforce, cc, f | PTE_PRT),
-            Decision::Keep(Skip::NotAValidPage)
-        );
-        assert_eq!(
-            decide(Mode::Enforce, cc, f & !PTE_VALID),
-            Decision::Keep(Skip::NotAValidPage)
-        );
+        for (vm, pte) in [
+            (cc | VM_PAGE_PRT, f),
+            (cc, f | PTE_PRT),
+            (cc, f & !PTE_VALID),
+        ] {
+            assert_eq!(enforce(vm, false, pte), Decision::Keep(Skip::NotAValidPage));
+        }
     }
 }
