@@ -3,10 +3,11 @@
  * rdna1_mtype: the C part, limited to what the Rust `kernel` crate of Linux 7.2 has no
  * abstraction for:
  *  - an fprobe on amdgpu's gmc_v10_0_get_vm_pte (entry saves the arguments, exit hands the
- *    computed PTE flags to Rust),
+ *    computed PTE flags and the device to Rust),
+ *  - reading the device from amdgpu's adev (struct layout, with a runtime check),
  *  - a module notifier that arms the probe when amdgpu arrives and disarms it when it goes,
- *  - the string module parameter "mode", writable at runtime (Rust params are integer and
- *    read-only), and the read-only "armed".
+ *  - string module parameters writable at runtime (Rust params are integer and read-only):
+ *    "mode" and "scope", and the read-only "armed" and "stats".
  * Every decision is made in Rust (rdna1_mtype_main.rs); this file only moves data.
  */
 
@@ -18,6 +19,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
+#include <linux/pci.h>
 #include <linux/string.h>
 
 #include "hook.h"
@@ -25,26 +27,59 @@
 #define HOOKED_MODULE "amdgpu"
 #define HOOKED_SYMBOL "gmc_v10_0_get_vm_pte"
 
+static_assert(sizeof(struct rdna1_pte_call) == 24);
+
 /* What the entry handler saves for the exit handler, per call. */
-struct rdna1_call {
+struct rdna1_entry_data {
+	const void *adev;
 	u64 *flags;
 	u32 vm_flags;
 	bool has_bo;
 };
 
+/*
+ * The start of struct amdgpu_device, which out-of-tree code cannot include: amdgpu's own
+ * definition begins with these two members (amdgpu.h) and sets dev = &pdev->dev.
+ */
+struct rdna1_adev_head {
+	struct device *dev;
+	struct pci_dev *pdev;
+};
+
+/*
+ * Fills call->dev_* from adev. The layout is checked, not trusted: pdev is dereferenced only
+ * if adev->dev == &adev->pdev->dev, which holds for every amdgpu_device and is vanishingly
+ * unlikely to hold by accident if the layout ever changes.
+ */
+static void rdna1_read_device(const void *adev, struct rdna1_pte_call *call)
+{
+	const struct rdna1_adev_head *head = adev;
+	struct pci_dev *pdev;
+
+	call->dev_known = 0;
+	if (!head)
+		return;
+	pdev = READ_ONCE(head->pdev);
+	if (!pdev || READ_ONCE(head->dev) != &pdev->dev || !pdev->bus)
+		return;
+	call->dev_vendor = pdev->vendor;
+	call->dev_device = pdev->device;
+	call->dev_addr = (u32)pci_domain_nr(pdev->bus) << 16 |
+			 (u32)pdev->bus->number << 8 | pdev->devfn;
+	call->dev_known = 1;
+}
+
 static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 		       unsigned long ret_ip, struct ftrace_regs *fregs,
 		       void *data)
 {
-	struct rdna1_call *call = data;
+	struct rdna1_entry_data *e = data;
 
-	/* Nothing to do after the call in mode off: skip the exit handler. */
-	if (!rdna1_mtype_wants_exit())
-		return 1;
 	/* gmc_v10_0_get_vm_pte(adev, vm, bo, vm_flags, flags) */
-	call->has_bo = ftrace_regs_get_argument(fregs, 2) != 0;
-	call->vm_flags = (u32)ftrace_regs_get_argument(fregs, 3);
-	call->flags = (u64 *)ftrace_regs_get_argument(fregs, 4);
+	e->adev = (const void *)ftrace_regs_get_argument(fregs, 0);
+	e->has_bo = ftrace_regs_get_argument(fregs, 2) != 0;
+	e->vm_flags = (u32)ftrace_regs_get_argument(fregs, 3);
+	e->flags = (u64 *)ftrace_regs_get_argument(fregs, 4);
 	return 0;
 }
 
@@ -52,15 +87,21 @@ static void rdna1_exit(struct fprobe *fp, unsigned long entry_ip,
 		       unsigned long ret_ip, struct ftrace_regs *fregs,
 		       void *data)
 {
-	struct rdna1_call *call = data;
+	const struct rdna1_entry_data *e = data;
+	struct rdna1_pte_call call = {
+		.flags = e->flags,
+		.vm_flags = e->vm_flags,
+		.has_bo = e->has_bo,
+	};
 
-	rdna1_mtype_on_pte(call->vm_flags, call->has_bo, call->flags);
+	rdna1_read_device(e->adev, &call);
+	rdna1_mtype_on_pte(&call);
 }
 
 static struct fprobe rdna1_fprobe = {
 	.entry_handler = rdna1_entry,
 	.exit_handler = rdna1_exit,
-	.entry_data_size = sizeof(struct rdna1_call),
+	.entry_data_size = sizeof(struct rdna1_entry_data),
 };
 
 /* Serialises arming against the notifier and unload; "armed" is read locklessly by sysfs. */
@@ -152,22 +193,54 @@ void rdna1_mtype_hook_exit(void)
 	mutex_unlock(&rdna1_arm_lock);
 }
 
-static int rdna1_mode_set(const char *val, const struct kernel_param *kp)
+/*
+ * Serialises policy writers (parameters are also written at load, before module init, so this
+ * must be a statically initialised C mutex). Readers in the hook take no lock: Rust publishes
+ * each new policy with one atomic store and waits an RCU grace period before reusing a slot.
+ */
+static DEFINE_MUTEX(rdna1_policy_lock);
+
+static int rdna1_policy_set(const char *val, const struct kernel_param *kp)
 {
-	return rdna1_mtype_mode_store(val, strlen(val));
+	u32 field = (u32)(uintptr_t)kp->arg;
+	int ret;
+
+	mutex_lock(&rdna1_policy_lock);
+	ret = rdna1_mtype_policy_store(field, val, strlen(val));
+	mutex_unlock(&rdna1_policy_lock);
+	return ret;
 }
 
-static int rdna1_mode_get(char *buf, const struct kernel_param *kp)
+static int rdna1_policy_get(char *buf, const struct kernel_param *kp)
 {
-	return rdna1_mtype_mode_show(buf, PAGE_SIZE);
+	u32 field = (u32)(uintptr_t)kp->arg;
+	int ret;
+
+	mutex_lock(&rdna1_policy_lock);
+	ret = rdna1_mtype_policy_show(field, buf, PAGE_SIZE);
+	mutex_unlock(&rdna1_policy_lock);
+	return ret;
 }
 
-static const struct kernel_param_ops rdna1_mode_ops = {
-	.set = rdna1_mode_set,
-	.get = rdna1_mode_get,
+static const struct kernel_param_ops rdna1_policy_ops = {
+	.set = rdna1_policy_set,
+	.get = rdna1_policy_get,
 };
-module_param_cb(mode, &rdna1_mode_ops, NULL, 0644);
-MODULE_PARM_DESC(mode, "off (pass through) or enforce (rewrite MTYPE to NC); default off");
+module_param_cb(mode, &rdna1_policy_ops, (void *)RDNA1_FIELD_MODE, 0644);
+MODULE_PARM_DESC(mode, "off (pass through), audit (count what enforce would do) or enforce (rewrite MTYPE to NC); default off");
+module_param_cb(scope, &rdna1_policy_ops, (void *)RDNA1_FIELD_SCOPE, 0644);
+MODULE_PARM_DESC(scope, "rdna1 (default), gfx10, or up to 8 PCI addresses: 0000:03:00.0,...");
+
+static int rdna1_stats_get(char *buf, const struct kernel_param *kp)
+{
+	return rdna1_mtype_stats_show(buf, PAGE_SIZE);
+}
+
+static const struct kernel_param_ops rdna1_stats_ops = {
+	.get = rdna1_stats_get,
+};
+module_param_cb(stats, &rdna1_stats_ops, NULL, 0444);
+MODULE_PARM_DESC(stats, "per-device counters, one line per device");
 
 static int rdna1_armed_get(char *buf, const struct kernel_param *kp)
 {

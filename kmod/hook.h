@@ -5,14 +5,36 @@
 
 #include <linux/types.h>
 
+/*
+ * One hooked call, after gmc_v10_0_get_vm_pte returned. Mirrored by `PteCall` in
+ * rdna1_mtype_main.rs; both sides assert its size.
+ */
+struct rdna1_pte_call {
+	u64 *flags;		/* the function's u64 *flags argument */
+	u32 vm_flags;		/* AMDGPU_VM_PAGE_* | AMDGPU_VM_MTYPE_* */
+	u32 dev_addr;		/* PCI domain << 16 | bus << 8 | devfn */
+	u16 dev_vendor;
+	u16 dev_device;
+	u8 has_bo;		/* bo argument non-NULL */
+	u8 dev_known;		/* dev_* valid: adev passed the layout check */
+};
+
+/* Which policy field a parameter reads or writes. */
+enum rdna1_policy_field {
+	RDNA1_FIELD_MODE = 0,
+	RDNA1_FIELD_SCOPE = 1,
+};
+
 /* C, called from Rust module init/exit. */
 int rdna1_mtype_hook_init(void);
 void rdna1_mtype_hook_exit(void);
 
-/* Rust, called from the probe handlers (atomic context) and the parameter ops. */
-bool rdna1_mtype_wants_exit(void);
-void rdna1_mtype_on_pte(u32 vm_flags, bool has_bo, u64 *flags);
-int rdna1_mtype_mode_store(const char *val, size_t len);
-int rdna1_mtype_mode_show(char *buf, size_t len);
+/* Rust. on_pte runs in the probe's exit handler (RCU-sched read side, may not sleep). */
+void rdna1_mtype_on_pte(const struct rdna1_pte_call *call);
+/* Rust; callers hold rdna1_policy_lock. */
+int rdna1_mtype_policy_store(u32 field, const char *val, size_t len);
+int rdna1_mtype_policy_show(u32 field, char *buf, size_t len);
+/* Rust; lock-free. */
+int rdna1_mtype_stats_show(char *buf, size_t len);
 
 #endif

@@ -1,7 +1,7 @@
 //! AMD GPUs found on the PCI bus.
 
 use anyhow::{Context, Result};
-use rdna1_mtype_shared::devices::{PCI_VENDOR_AMD, Rdna1Chip, rdna1_chip};
+use rdna1_mtype_shared::devices::{rdna1_chip, Rdna1Chip, PCI_VENDOR_AMD};
 
 use crate::sysroot::SysRoot;
 

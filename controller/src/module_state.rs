@@ -1,7 +1,7 @@
 //! What sysfs says about the loaded `rdna1_mtype` module.
 
 use anyhow::{Context, Result};
-use rdna1_mtype_shared::policy::Mode;
+use rdna1_mtype_shared::policy::{Mode, Scope};
 
 use crate::sysroot::SysRoot;
 
@@ -19,6 +19,7 @@ pub enum ModuleState {
 pub struct LoadedModule {
     pub version: String,
     pub mode: Mode,
+    pub scope: Scope,
     /// Whether the hook on amdgpu's `gmc_v10_0_get_vm_pte` is registered.
     pub armed: bool,
 }
@@ -43,6 +44,10 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
     let mode_text = attr("parameters/mode")?;
     let mode = Mode::parse(mode_text.as_bytes())
         .with_context(|| format!("the module reports an unknown mode {mode_text:?}: rdna1ctl and the module differ in version"))?;
+    let scope_text = attr("parameters/scope")?;
+    let scope = Scope::parse(scope_text.as_bytes()).with_context(|| {
+        format!("the module reports an unknown scope {scope_text:?}: rdna1ctl and the module differ in version")
+    })?;
     let armed = match attr("parameters/armed")?.as_str() {
         "Y" | "1" => true,
         "N" | "0" => false,
@@ -51,6 +56,7 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
     Ok(ModuleState::Loaded(LoadedModule {
         version,
         mode,
+        scope,
         armed,
     }))
 }

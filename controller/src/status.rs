@@ -30,6 +30,7 @@ fn render(module: &ModuleState, gpus: &[Gpu], out: &mut impl Write) -> std::io::
         ModuleState::Loaded(m) => {
             writeln!(out, "module:  rdna1_mtype {} loaded", m.version)?;
             writeln!(out, "mode:    {}", m.mode.name())?;
+            writeln!(out, "scope:   {}", m.scope)?;
             if m.armed {
                 writeln!(out, "hook:    armed on amdgpu gmc_v10_0_get_vm_pte")?;
             } else {
@@ -63,7 +64,7 @@ mod tests {
     use super::*;
     use crate::module_state::LoadedModule;
     use rdna1_mtype_shared::devices::Rdna1Chip;
-    use rdna1_mtype_shared::policy::Mode;
+    use rdna1_mtype_shared::policy::{Mode, Scope};
 
     fn text(m: &ModuleState, g: &[Gpu]) -> String {
         let mut v = Vec::new();
@@ -84,6 +85,7 @@ mod tests {
         let m = ModuleState::Loaded(LoadedModule {
             version: "0.1.0".into(),
             mode: Mode::Enforce,
+            scope: Scope::Rdna1,
             armed: false,
         });
         let g = [Gpu {
@@ -95,6 +97,7 @@ mod tests {
         let t = text(&m, &g);
         assert!(t.contains("rdna1_mtype 0.1.0 loaded"), "{t}");
         assert!(t.contains("mode:    enforce"), "{t}");
+        assert!(t.contains("scope:   rdna1"), "{t}");
         assert!(t.contains("not armed"), "{t}");
         assert!(
             t.contains("0000:03:00.0 [1002:731f] RDNA1 navi10 gfx1010, driver amdgpu"),

@@ -48,6 +48,7 @@ fn unknown_mode_is_an_error_that_names_the_file() {
     std::fs::write(dir.join("sys/module/rdna1_mtype/version"), "9.9.9\n").unwrap();
     std::fs::write(params.join("mode"), "turbo\n").unwrap();
     std::fs::write(params.join("armed"), "Y\n").unwrap();
+    std::fs::write(params.join("scope"), "rdna1\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
         .args(["--root", dir.to_str().unwrap(), "status"])
         .output()

@@ -7,5 +7,6 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod devices;
+pub mod pci;
 pub mod policy;
 pub mod pte;

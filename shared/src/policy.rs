@@ -1,37 +1,45 @@
 //! The MTYPE policy: what the hook does with the PTE flags `gmc_v10_0_get_vm_pte` computed.
 //!
-//! One pure function, [`decide`], is the whole decision: the kernel module calls it on every
-//! hooked call and the controller and tests call it to predict what the module must have done.
+//! [`decide`] is the whole per-call decision: the kernel module calls it on every hooked call,
+//! and the controller and the tests call it to predict what the module must have done.
 
+use core::fmt;
+
+use crate::devices::{rdna1_chip, PCI_VENDOR_AMD};
+use crate::pci::{DeviceId, PciAddr};
 use crate::pte::{self, Mtype, VmMtype};
 
 /// What the hook does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum Mode {
-    /// Pass through: PTE flags stay as amdgpu computed them.
+    /// Pass through: PTE flags stay as amdgpu computed them (calls are still counted).
     Off = 0,
+    /// Classify and count what enforce would change; change nothing.
+    Audit = 1,
     /// Rewrite the MTYPE of eligible mappings to NC.
-    Enforce = 1,
+    Enforce = 2,
 }
 
 impl Mode {
     /// Every mode, in numeric order.
-    pub const ALL: [Mode; 2] = [Mode::Off, Mode::Enforce];
+    pub const ALL: [Mode; 3] = [Mode::Off, Mode::Audit, Mode::Enforce];
 
     /// The name used by the `mode=` parameter, sysfs and the controller.
     pub const fn name(self) -> &'static str {
         match self {
             Mode::Off => "off",
+            Mode::Audit => "audit",
             Mode::Enforce => "enforce",
         }
     }
 
-    /// The mode for a stored numeric value.
+    /// The mode for a numeric value (the ABI's).
     pub const fn from_u32(v: u32) -> Option<Mode> {
         match v {
             0 => Some(Mode::Off),
-            1 => Some(Mode::Enforce),
+            1 => Some(Mode::Audit),
+            2 => Some(Mode::Enforce),
             _ => None,
         }
     }
@@ -39,10 +47,7 @@ impl Mode {
     /// Parses a mode name as written to sysfs or on the module command line: exact name, one
     /// trailing newline allowed (what `echo` adds), nothing else.
     pub fn parse(input: &[u8]) -> Option<Mode> {
-        let name = match input.split_last() {
-            Some((b'\n', rest)) => rest,
-            _ => input,
-        };
+        let name = strip_newline(input);
         let mut i = 0;
         while i < Mode::ALL.len() {
             if Mode::ALL[i].name().as_bytes() == name {
@@ -54,54 +59,206 @@ impl Mode {
     }
 }
 
+fn strip_newline(input: &[u8]) -> &[u8] {
+    match input.split_last() {
+        Some((b'\n', rest)) => rest,
+        _ => input,
+    }
+}
+
+/// Most PCI addresses an explicit scope can list.
+pub const MAX_SCOPE_DEVICES: usize = 8;
+
+/// Which devices the policy applies to. Devices out of scope are never modified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// RDNA1 devices: Navi 10, 12, 14 (amdgpu's own PCI id table).
+    Rdna1,
+    /// Every AMD device whose PTEs go through GMC v10 (RDNA1 and RDNA2).
+    Gfx10,
+    /// Exactly these PCI addresses (the first `len` of `addrs`).
+    List {
+        /// The addresses; only the first `len` count.
+        addrs: [PciAddr; MAX_SCOPE_DEVICES],
+        /// How many of `addrs` are used (1..=MAX_SCOPE_DEVICES).
+        len: u8,
+    },
+}
+
+impl Scope {
+    /// Parses `rdna1`, `gfx10`, or a comma-separated list of 1 to 8 PCI addresses
+    /// (`0000:03:00.0,0000:04:00.0`); one trailing newline allowed.
+    pub fn parse(input: &[u8]) -> Option<Scope> {
+        let s = strip_newline(input);
+        if s == b"rdna1" {
+            return Some(Scope::Rdna1);
+        }
+        if s == b"gfx10" {
+            return Some(Scope::Gfx10);
+        }
+        let mut addrs = [PciAddr::default(); MAX_SCOPE_DEVICES];
+        let mut len = 0;
+        for part in s.split(|&c| c == b',') {
+            let addr = PciAddr::parse(part)?;
+            *addrs.get_mut(len)? = addr;
+            len += 1;
+        }
+        if len == 0 {
+            return None;
+        }
+        Some(Scope::List {
+            addrs,
+            len: len as u8,
+        })
+    }
+
+    /// The addresses of an explicit list (empty for the named scopes).
+    pub fn addrs(&self) -> &[PciAddr] {
+        match self {
+            Scope::List { addrs, len } => addrs.get(..*len as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    /// Whether `dev` is in scope.
+    pub fn contains(&self, dev: &DeviceId) -> bool {
+        if dev.vendor != PCI_VENDOR_AMD {
+            return false;
+        }
+        match self {
+            Scope::Rdna1 => rdna1_chip(dev.vendor, dev.device).is_some(),
+            Scope::Gfx10 => true,
+            Scope::List { .. } => self.addrs().contains(&dev.addr),
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Rdna1 => f.write_str("rdna1"),
+            Scope::Gfx10 => f.write_str("gfx10"),
+            Scope::List { .. } => {
+                for (i, a) in self.addrs().iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The whole policy; the module publishes it as one unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    /// What the hook does.
+    pub mode: Mode,
+    /// Which devices it does it for.
+    pub scope: Scope,
+}
+
+impl Policy {
+    /// The policy of a freshly loaded module: off, RDNA1 only.
+    pub const DEFAULT: Policy = Policy {
+        mode: Mode::Off,
+        scope: Scope::Rdna1,
+    };
+}
+
 /// Why a call was left alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
 pub enum Skip {
     /// The mode is `off`.
-    ModeOff,
-    /// The MTYPE is already NC: nothing to do.
-    AlreadyNc,
+    ModeOff = 0,
+    /// The device could not be identified from amdgpu's `adev` (layout check failed).
+    DeviceUnknown = 1,
+    /// The device is not in the policy's scope.
+    OutOfScope = 2,
     /// A PRT entry or a PTE that maps nothing: never rewritten.
-    NotAValidPage,
+    NotAValidPage = 3,
+    /// The MTYPE is already NC: nothing to do.
+    AlreadyNc = 4,
     /// UC with a BO mapped: amdgpu forces UC for BOs created COHERENT, EXT_COHERENT or
     /// UNCACHED, and those include KFD doorbell and MMIO-remap BOs, which must stay uncached.
-    /// Telling them apart needs the BO's layout, so this cut never rewrites UC on a BO (even
+    /// Telling them apart needs the BO's layout, so UC on a BO is never rewritten yet (even
     /// when the request also asked UC: the two cannot be told apart from the flags).
-    BoUncached,
+    BoUncached = 5,
     /// The MTYPE is not what the request asked for, and not a BO's UC: something this policy
     /// does not know set it, so it is left alone.
-    NotRequested,
+    NotRequested = 6,
 }
 
 impl Skip {
-    /// Short stable name for logs and tests.
+    /// Every reason, in numeric order.
+    pub const ALL: [Skip; 7] = [
+        Skip::ModeOff,
+        Skip::DeviceUnknown,
+        Skip::OutOfScope,
+        Skip::NotAValidPage,
+        Skip::AlreadyNc,
+        Skip::BoUncached,
+        Skip::NotRequested,
+    ];
+    /// Number of reasons.
+    pub const COUNT: usize = Skip::ALL.len();
+
+    /// Short stable name for sysfs, logs and JSON.
     pub const fn name(self) -> &'static str {
         match self {
-            Skip::ModeOff => "mode-off",
-            Skip::AlreadyNc => "already-nc",
-            Skip::NotAValidPage => "not-a-valid-page",
-            Skip::BoUncached => "bo-uncached",
-            Skip::NotRequested => "not-requested",
+            Skip::ModeOff => "mode_off",
+            Skip::DeviceUnknown => "device_unknown",
+            Skip::OutOfScope => "out_of_scope",
+            Skip::NotAValidPage => "not_a_valid_page",
+            Skip::AlreadyNc => "already_nc",
+            Skip::BoUncached => "bo_uncached",
+            Skip::NotRequested => "not_requested",
         }
     }
+}
+
+/// One hooked call, as the hook sees it after the original function returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The mapping request (`AMDGPU_VM_PAGE_*`, `AMDGPU_VM_MTYPE_*`).
+    pub vm_flags: u32,
+    /// Whether a BO is mapped (NULL for KFD SVM ranges and PRT).
+    pub has_bo: bool,
+    /// The PTE flags the function computed.
+    pub flags: u64,
+    /// The device, if the layout check could identify it.
+    pub device: Option<DeviceId>,
 }
 
 /// The outcome of one hooked call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
-    /// Write these PTE flags instead.
+    /// Write these PTE flags instead (enforce).
     Rewrite(u64),
+    /// Enforce would write these flags; audit leaves the call alone.
+    WouldRewrite(u64),
     /// Leave the flags as they are.
     Keep(Skip),
 }
 
-/// Decides what to do with `flags`, the PTE flags `gmc_v10_0_get_vm_pte` computed for mapping
-/// request `vm_flags`, with a BO (`has_bo`) or without (KFD SVM ranges, PRT).
-pub const fn decide(mode: Mode, vm_flags: u32, has_bo: bool, flags: u64) -> Decision {
-    if matches!(mode, Mode::Off) {
+/// Decides what to do with one call under `policy`.
+pub fn decide(policy: &Policy, call: &Call) -> Decision {
+    if matches!(policy.mode, Mode::Off) {
         return Decision::Keep(Skip::ModeOff);
     }
-    if vm_flags & pte::VM_PAGE_PRT != 0 || flags & pte::PTE_PRT != 0 || flags & pte::PTE_VALID == 0
+    let Some(dev) = call.device else {
+        return Decision::Keep(Skip::DeviceUnknown);
+    };
+    if !policy.scope.contains(&dev) {
+        return Decision::Keep(Skip::OutOfScope);
+    }
+    let flags = call.flags;
+    if call.vm_flags & pte::VM_PAGE_PRT != 0
+        || flags & pte::PTE_PRT != 0
+        || flags & pte::PTE_VALID == 0
     {
         return Decision::Keep(Skip::NotAValidPage);
     }
@@ -109,14 +266,17 @@ pub const fn decide(mode: Mode, vm_flags: u32, has_bo: bool, flags: u64) -> Deci
     if matches!(now, Mtype::Nc) {
         return Decision::Keep(Skip::AlreadyNc);
     }
-    if has_bo && matches!(now, Mtype::Uc) {
+    if call.has_bo && matches!(now, Mtype::Uc) {
         return Decision::Keep(Skip::BoUncached);
     }
-    let requested = VmMtype::from_vm_flags(vm_flags).gfx10_pte_mtype();
-    if requested as u8 != now as u8 {
+    if VmMtype::from_vm_flags(call.vm_flags).gfx10_pte_mtype() as u8 != now as u8 {
         return Decision::Keep(Skip::NotRequested);
     }
-    Decision::Rewrite(pte::with_mtype(flags, Mtype::Nc))
+    let new = pte::with_mtype(flags, Mtype::Nc);
+    match policy.mode {
+        Mode::Audit => Decision::WouldRewrite(new),
+        _ => Decision::Rewrite(new),
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +285,23 @@ mod tests {
     use crate::pte::*;
 
     const VALID_GTT: u64 = PTE_VALID | PTE_SYSTEM | PTE_SNOOPED | PTE_READABLE | PTE_WRITEABLE;
+    const RX5700XT: DeviceId = dev(3, 0x731f);
+    const RX6800: DeviceId = dev(4, 0x73bf);
+
+    const fn dev(bus: u8, device: u16) -> DeviceId {
+        DeviceId {
+            addr: PciAddr::from_raw((bus as u32) << 8),
+            vendor: PCI_VENDOR_AMD,
+            device,
+        }
+    }
+
+    fn policy(mode: Mode) -> Policy {
+        Policy {
+            mode,
+            scope: Scope::Rdna1,
+        }
+    }
 
     /// What gmc_v10_0_get_vm_pte computes for `req`, with a coherent/uncached BO or not.
     fn computed(req: VmMtype, bo_uc: bool) -> u64 {
@@ -136,13 +313,23 @@ mod tests {
         with_mtype(VALID_GTT, m)
     }
 
+    fn call(vm_flags: u32, has_bo: bool, flags: u64) -> Call {
+        Call {
+            vm_flags,
+            has_bo,
+            flags,
+            device: Some(RX5700XT),
+        }
+    }
+
     fn enforce(vm_flags: u32, has_bo: bool, flags: u64) -> Decision {
-        decide(Mode::Enforce, vm_flags, has_bo, flags)
+        decide(&policy(Mode::Enforce), &call(vm_flags, has_bo, flags))
     }
 
     #[test]
-    fn parse_accepts_names_and_one_newline_only() {
+    fn mode_parse_accepts_names_and_one_newline_only() {
         assert_eq!(Mode::parse(b"enforce"), Some(Mode::Enforce));
+        assert_eq!(Mode::parse(b"audit"), Some(Mode::Audit));
         assert_eq!(Mode::parse(b"off\n"), Some(Mode::Off));
         for bad in [
             &b""[..],
@@ -159,15 +346,61 @@ mod tests {
         for m in Mode::ALL {
             assert_eq!(Mode::from_u32(m as u32), Some(m));
         }
-        assert_eq!(Mode::from_u32(2), None);
+        assert_eq!(Mode::from_u32(3), None);
+    }
+
+    #[test]
+    fn scope_parse_and_print_round_trip() {
+        assert_eq!(Scope::parse(b"rdna1\n"), Some(Scope::Rdna1));
+        assert_eq!(Scope::parse(b"gfx10"), Some(Scope::Gfx10));
+        let s = Scope::parse(b"0000:03:00.0,0000:04:00.0").unwrap();
+        assert_eq!(s.addrs().len(), 2);
+        assert_eq!(s.to_string(), "0000:03:00.0,0000:04:00.0");
+        assert_eq!(Scope::parse(s.to_string().as_bytes()), Some(s));
+        let nine = ["0000:03:00.0"; 9].join(",");
+        assert!(Scope::parse(&nine.as_bytes()[..nine.len() - 13]).is_some());
+        for bad in [
+            &b""[..],
+            b"RDNA1",
+            b"all",
+            b",",
+            b"0000:03:00.0,",
+            b"0000:03:00.0,,0000:04:00.0",
+            nine.as_bytes(),
+        ] {
+            assert_eq!(Scope::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn scope_membership() {
+        let intel = DeviceId {
+            vendor: 0x8086,
+            ..RX5700XT
+        };
+        assert!(Scope::Rdna1.contains(&RX5700XT));
+        assert!(!Scope::Rdna1.contains(&RX6800));
+        assert!(Scope::Gfx10.contains(&RX6800));
+        assert!(!Scope::Gfx10.contains(&intel));
+        let list = Scope::parse(b"0000:04:00.0").unwrap();
+        assert!(list.contains(&RX6800));
+        assert!(!list.contains(&RX5700XT));
+        let intel_listed = Scope::parse(b"0000:03:00.0").unwrap();
+        assert!(
+            !intel_listed.contains(&intel),
+            "a listed non-AMD device is never in scope"
+        );
     }
 
     #[test]
     fn off_never_rewrites() {
         for req in VmMtype::ALL {
             for has_bo in [false, true] {
-                let d = decide(Mode::Off, req.to_vm_flags(), has_bo, computed(req, has_bo));
-                assert_eq!(d, Decision::Keep(Skip::ModeOff));
+                let c = call(req.to_vm_flags(), has_bo, computed(req, has_bo));
+                assert_eq!(
+                    decide(&policy(Mode::Off), &c),
+                    Decision::Keep(Skip::ModeOff)
+                );
             }
         }
     }
@@ -185,6 +418,21 @@ mod tests {
             let vm = req.to_vm_flags() | VM_PAGE_EXECUTABLE;
             let want = Decision::Rewrite(with_mtype(f, Mtype::Nc));
             assert_eq!(enforce(vm, has_bo, f), want, "{req:?} has_bo={has_bo}");
+        }
+    }
+
+    #[test]
+    fn audit_reports_what_enforce_would_do() {
+        for req in VmMtype::ALL {
+            for bo_uc in [false, true] {
+                let c = call(req.to_vm_flags(), bo_uc, computed(req, bo_uc));
+                let audit = decide(&policy(Mode::Audit), &c);
+                let want = match decide(&policy(Mode::Enforce), &c) {
+                    Decision::Rewrite(f) => Decision::WouldRewrite(f),
+                    other => other,
+                };
+                assert_eq!(audit, want, "{req:?} bo_uc={bo_uc}");
+            }
         }
     }
 
@@ -231,5 +479,24 @@ mod tests {
         ] {
             assert_eq!(enforce(vm, false, pte), Decision::Keep(Skip::NotAValidPage));
         }
+    }
+
+    #[test]
+    fn devices_out_of_scope_or_unknown_are_never_modified() {
+        let f = computed(VmMtype::Cc, false);
+        let vm = VmMtype::Cc.to_vm_flags();
+        let mut c = call(vm, false, f);
+        c.device = Some(RX6800);
+        assert_eq!(
+            decide(&policy(Mode::Enforce), &c),
+            Decision::Keep(Skip::OutOfScope)
+        );
+        let gfx10 = Policy {
+            mode: Mode::Enforce,
+            scope: Scope::Gfx10,
+        };
+        assert!(matches!(decide(&gfx10, &c), Decision::Rewrite(_)));
+        c.device = None;
+        assert_eq!(decide(&gfx10, &c), Decision::Keep(Skip::DeviceUnknown));
     }
 }

@@ -8,14 +8,18 @@
  * probe, the original code and rdna1_mtype's rewrite all run exactly as on a real mapping.
  *
  * debugfs rdna1_mtype_harness/call:
- *   write "<vm_flags> <bo> <pte_flags>" (hex), bo one of: none plain coherent ext_coherent
- *   uncached sg_coherent (a KFD doorbell/MMIO-remap BO: ttm sg BO created COHERENT);
- *   read back the PTE flags the call produced, as "0x%016llx".
+ *   write "<vm_flags> <bo> <pte_flags> [<gpu>]" (hex), bo one of: none plain coherent
+ *   ext_coherent uncached sg_coherent (a KFD doorbell/MMIO-remap BO: ttm sg BO created
+ *   COHERENT); gpu one of the fake_gpus below (default rdna1), each an amdgpu_device whose
+ *   dev/pdev point to a real struct pci_dev on a struct pci_bus, as amdgpu's probe sets them,
+ *   or "unknown": an amdgpu_device with no device behind it.
+ *   Read back the PTE flags the call produced, as "0x%016llx".
  */
 #include <linux/debugfs.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <asm/ibt.h>
@@ -29,7 +33,6 @@ typedef void (*get_vm_pte_fn)(struct amdgpu_device *adev, struct amdgpu_vm *vm,
 			      struct amdgpu_bo *bo, uint32_t vm_flags, uint64_t *flags);
 
 static get_vm_pte_fn get_vm_pte;
-static struct amdgpu_device *adev;
 static struct amdgpu_vm *vm;
 static struct amdgpu_bo *bo;
 static struct dentry *dir;
@@ -50,6 +53,63 @@ static const struct bo_kind bo_kinds[] = {
 	{ "sg_coherent", AMDGPU_GEM_CREATE_COHERENT, ttm_bo_type_sg },
 };
 
+struct fake_gpu {
+	const char *name;
+	u16 vendor, device;
+	int domain;
+	u8 bus, devfn;
+	/* allocated at init */
+	struct amdgpu_device *adev;
+	struct pci_dev *pdev;
+	struct pci_bus *pbus;
+	struct pci_sysdata *sysdata;
+};
+
+static struct fake_gpu gpus[] = {
+	{ "rdna1", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x03, PCI_DEVFN(0, 0) },	/* RX 5700 XT */
+	{ "rdna1b", PCI_VENDOR_ID_ATI, 0x7340, 1, 0x0a, PCI_DEVFN(0, 0) },	/* RX 5500 XT */
+	{ "rdna2", PCI_VENDOR_ID_ATI, 0x73bf, 0, 0x04, PCI_DEVFN(0, 0) },	/* RX 6800 XT */
+	{ "other", PCI_VENDOR_ID_NVIDIA, 0x2204, 0, 0x05, PCI_DEVFN(0, 0) },
+	{ "unknown" },	/* adev->dev/pdev left NULL */
+};
+
+static int fake_gpu_alloc(struct fake_gpu *g)
+{
+	g->adev = kvzalloc(sizeof(*g->adev), GFP_KERNEL);
+	if (!g->adev)
+		return -ENOMEM;
+	if (!g->vendor)
+		return 0;
+	g->pdev = kzalloc(sizeof(*g->pdev), GFP_KERNEL);
+	g->pbus = kzalloc(sizeof(*g->pbus), GFP_KERNEL);
+	g->sysdata = kzalloc(sizeof(*g->sysdata), GFP_KERNEL);
+	if (!g->pdev || !g->pbus || !g->sysdata)
+		return -ENOMEM;
+	g->sysdata->domain = g->domain;
+	g->pbus->number = g->bus;
+	g->pbus->sysdata = g->sysdata;
+	g->pdev->bus = g->pbus;
+	g->pdev->devfn = g->devfn;
+	g->pdev->vendor = g->vendor;
+	g->pdev->device = g->device;
+	/* What amdgpu_pci_probe/amdgpu_device_init set. */
+	g->adev->dev = &g->pdev->dev;
+	g->adev->pdev = g->pdev;
+	return 0;
+}
+
+static void fake_gpus_free(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(gpus); i++) {
+		kfree(gpus[i].sysdata);
+		kfree(gpus[i].pbus);
+		kfree(gpus[i].pdev);
+		kvfree(gpus[i].adev);
+	}
+}
+
 /* The entry address of a local symbol of a loaded module (kallsyms_lookup_name is not exported). */
 static unsigned long resolve(const char *name)
 {
@@ -69,10 +129,11 @@ static unsigned long resolve(const char *name)
 
 static ssize_t call_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
 {
-	char buf[96], kind[16];
+	char buf[96], kind[16], gpu[16] = "rdna1";
 	u32 vm_flags;
 	u64 flags;
 	struct amdgpu_bo *arg = NULL;
+	struct amdgpu_device *adev = NULL;
 	int i;
 
 	if (len >= sizeof(buf))
@@ -80,7 +141,12 @@ static ssize_t call_write(struct file *f, const char __user *ubuf, size_t len, l
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = 0;
-	if (sscanf(buf, "%x %15s %llx", &vm_flags, kind, &flags) != 3)
+	if (sscanf(buf, "%x %15s %llx %15s", &vm_flags, kind, &flags, gpu) < 3)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(gpus); i++)
+		if (!strcmp(gpu, gpus[i].name))
+			adev = gpus[i].adev;
+	if (!adev)
 		return -EINVAL;
 	mutex_lock(&call_lock);
 	if (strcmp(kind, "none")) {
@@ -141,13 +207,13 @@ static void free_objects(void)
 {
 	kfree(bo);
 	kfree(vm);
-	kvfree(adev);
+	fake_gpus_free();
 }
 
 static int __init harness_init(void)
 {
 	unsigned long addr;
-	int ret;
+	int i, ret;
 
 	/* First, so amdgpu cannot go unnoticed between lookup and use. */
 	ret = register_module_notifier(&module_nb);
@@ -160,13 +226,15 @@ static int __init harness_init(void)
 		return -ENOENT;
 	}
 	get_vm_pte = (get_vm_pte_fn)addr;
-	adev = kvzalloc(sizeof(*adev), GFP_KERNEL);
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
-	if (!adev || !vm || !bo) {
+	ret = vm && bo ? 0 : -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(gpus) && !ret; i++)
+		ret = fake_gpu_alloc(&gpus[i]);
+	if (ret) {
 		unregister_module_notifier(&module_nb);
 		free_objects();
-		return -ENOMEM;
+		return ret;
 	}
 	dir = debugfs_create_dir("rdna1_mtype_harness", NULL);
 	debugfs_create_file("call", 0600, dir, NULL, &call_fops);

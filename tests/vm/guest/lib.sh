@@ -17,10 +17,20 @@ req() {
 	esac
 	printf '0x%x\n' $(((n << 5) | 0x6))
 }
-# call VM_FLAGS BO PTE_FLAGS: runs the real gmc_v10_0_get_vm_pte, prints the flags it produced.
+# call VM_FLAGS BO PTE_FLAGS [GPU]: runs the real gmc_v10_0_get_vm_pte for fake GPU
+# (rdna1 = 1002:731f at 0000:03:00.0 by default; rdna1b = 1002:7340 at 0001:0a:00.0;
+# rdna2 = 1002:73bf at 0000:04:00.0; other = 10de:2204 at 0000:05:00.0; unknown = no device),
+# prints the flags it produced.
 call() {
-	echo "$1 $2 $3" >"$HARNESS" || fail "harness write '$1 $2 $3'"
+	echo "$1 $2 $3 ${4:-rdna1}" >"$HARNESS" || fail "harness write '$*'"
 	cat "$HARNESS"
+}
+# stat DEVICE_PREFIX FIELD: one counter of the module's stats line for a device.
+stat() {
+	line=$(grep "^$1 " "$PARAMS/stats") || { echo 0; return; }
+	v=$(echo "$line" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2)
+	[ -n "$v" ] || fail "no field $2 in stats: $line"
+	echo "$v"
 }
 mtype() { echo $((($1 >> 48) & 7)); }
 mtype_name() { case $(mtype "$1") in 0) echo NC ;; 1) echo WC ;; 2) echo CC ;; 3) echo UC ;; *) echo RSVD ;; esac; }

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-device counters, updated lock-free from the probe handler.
+//!
+//! A fixed table: the hook runs in atomic context and must not allocate. A device claims a slot
+//! the first time it is seen (one compare-and-exchange); slot 0 counts calls whose device could
+//! not be identified, and the last slot counts devices beyond the table's capacity.
+
+use core::fmt::{self, Write};
+
+use kernel::sync::atomic::{Atomic, Relaxed};
+
+use crate::pci::{DeviceId, PciAddr, SliceWriter};
+use crate::policy::{Decision, Skip};
+
+const SLOTS: usize = 16;
+/// Key of a free slot.
+const FREE: u64 = 0;
+/// Keys: `CLAIMED | pci address`.
+const CLAIMED: u64 = 1 << 32;
+const UNKNOWN_SLOT: usize = 0;
+const OVERFLOW_SLOT: usize = SLOTS - 1;
+
+struct DevStats {
+    key: Atomic<u64>,
+    /// `vendor << 16 | device`, set by the CPU that claimed the slot.
+    ident: Atomic<u32>,
+    calls: Atomic<u64>,
+    /// Rewritten to NC, by the MTYPE field before (raw 3-bit value).
+    rewritten: [Atomic<u64>; 8],
+    /// What audit mode saw enforce would rewrite, by the MTYPE field before.
+    would_rewrite: [Atomic<u64>; 8],
+    /// Left alone, by reason (`Skip as usize`).
+    skipped: [Atomic<u64>; Skip::COUNT],
+}
+
+impl DevStats {
+    const fn new() -> Self {
+        DevStats {
+            key: Atomic::new(FREE),
+            ident: Atomic::new(0),
+            calls: Atomic::new(0),
+            rewritten: [const { Atomic::new(0) }; 8],
+            would_rewrite: [const { Atomic::new(0) }; 8],
+            skipped: [const { Atomic::new(0) }; Skip::COUNT],
+        }
+    }
+}
+
+static TABLE: [DevStats; SLOTS] = [const { DevStats::new() }; SLOTS];
+
+fn slot_for(dev: Option<&DeviceId>) -> &'static DevStats {
+    let Some(dev) = dev else {
+        return &TABLE[UNKNOWN_SLOT];
+    };
+    let key = CLAIMED | u64::from(dev.addr.raw());
+    for s in &TABLE[UNKNOWN_SLOT + 1..OVERFLOW_SLOT] {
+        let k = s.key.load(Relaxed);
+        if k == key {
+            return s;
+        }
+        if k == FREE {
+            // Claim it, unless another CPU just claimed it (for this device or another).
+            match s.key.cmpxchg(FREE, key, Relaxed) {
+                Ok(_) => {
+                    s.ident
+                        .store(u32::from(dev.vendor) << 16 | u32::from(dev.device), Relaxed);
+                    return s;
+                }
+                Err(other) if other == key => return s,
+                Err(_) => continue,
+            }
+        }
+    }
+    &TABLE[OVERFLOW_SLOT]
+}
+
+/// Counts one call: `before` is the MTYPE field amdgpu computed.
+pub(crate) fn record(dev: Option<&DeviceId>, before: u8, decision: Decision) {
+    let s = slot_for(dev);
+    s.calls.add(1, Relaxed);
+    let by_mtype = (before & 7) as usize;
+    match decision {
+        Decision::Rewrite(_) => s.rewritten[by_mtype].add(1, Relaxed),
+        Decision::WouldRewrite(_) => s.would_rewrite[by_mtype].add(1, Relaxed),
+        Decision::Keep(why) => s.skipped[why as usize].add(1, Relaxed),
+    }
+}
+
+fn write_slot(w: &mut SliceWriter<'_>, name: fmt::Arguments<'_>, s: &DevStats) -> fmt::Result {
+    write!(w, "{name} calls={}", s.calls.load(Relaxed))?;
+    for (i, m) in ["nc", "wc", "cc", "uc"].iter().enumerate() {
+        write!(w, " rewritten_{m}={}", s.rewritten[i].load(Relaxed))?;
+    }
+    for (i, m) in ["nc", "wc", "cc", "uc"].iter().enumerate() {
+        write!(w, " would_rewrite_{m}={}", s.would_rewrite[i].load(Relaxed))?;
+    }
+    for why in Skip::ALL {
+        write!(
+            w,
+            " skip_{}={}",
+            why.name(),
+            s.skipped[why as usize].load(Relaxed)
+        )?;
+    }
+    w.write_str("\n")
+}
+
+/// One line per device seen (address, vendor:device, counters), then the unidentified calls
+/// and the overflow slot if they counted anything. Counters are read one by one, not as a
+/// snapshot.
+pub(crate) fn write_all(w: &mut SliceWriter<'_>) -> fmt::Result {
+    for s in &TABLE[UNKNOWN_SLOT + 1..OVERFLOW_SLOT] {
+        let k = s.key.load(Relaxed);
+        if k == FREE {
+            continue;
+        }
+        let addr = PciAddr::from_raw(k as u32);
+        let ident = s.ident.load(Relaxed);
+        let (vendor, device) = (ident >> 16, ident & 0xffff);
+        write_slot(w, format_args!("{addr} {vendor:04x}:{device:04x}"), s)?;
+    }
+    if TABLE[UNKNOWN_SLOT].calls.load(Relaxed) != 0 {
+        write_slot(w, format_args!("unknown-device -"), &TABLE[UNKNOWN_SLOT])?;
+    }
+    if TABLE[OVERFLOW_SLOT].calls.load(Relaxed) != 0 {
+        write_slot(w, format_args!("other-devices -"), &TABLE[OVERFLOW_SLOT])?;
+    }
+    Ok(())
+}
