@@ -21,20 +21,24 @@
 #include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/string.h>
+#include <drm/ttm/ttm_bo.h>
 
 #include "hook.h"
 
 #define HOOKED_MODULE "amdgpu"
 #define HOOKED_SYMBOL "gmc_v10_0_get_vm_pte"
 
-static_assert(sizeof(struct rdna1_pte_call) == 24);
+static_assert(sizeof(struct rdna1_pte_call) == 32);
+
+const u32 rdna1_ttm_bo_size = sizeof(struct ttm_buffer_object);
+const u32 rdna1_ttm_bo_type_offset = offsetof(struct ttm_buffer_object, type);
 
 /* What the entry handler saves for the exit handler, per call. */
 struct rdna1_entry_data {
 	const void *adev;
+	const void *bo;
 	u64 *flags;
 	u32 vm_flags;
-	bool has_bo;
 };
 
 /*
@@ -77,7 +81,7 @@ static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 
 	/* gmc_v10_0_get_vm_pte(adev, vm, bo, vm_flags, flags) */
 	e->adev = (const void *)ftrace_regs_get_argument(fregs, 0);
-	e->has_bo = ftrace_regs_get_argument(fregs, 2) != 0;
+	e->bo = (const void *)ftrace_regs_get_argument(fregs, 2);
 	e->vm_flags = (u32)ftrace_regs_get_argument(fregs, 3);
 	e->flags = (u64 *)ftrace_regs_get_argument(fregs, 4);
 	return 0;
@@ -90,8 +94,8 @@ static void rdna1_exit(struct fprobe *fp, unsigned long entry_ip,
 	const struct rdna1_entry_data *e = data;
 	struct rdna1_pte_call call = {
 		.flags = e->flags,
+		.bo = e->bo,
 		.vm_flags = e->vm_flags,
-		.has_bo = e->has_bo,
 	};
 
 	rdna1_read_device(e->adev, &call);
@@ -230,6 +234,12 @@ module_param_cb(mode, &rdna1_policy_ops, (void *)RDNA1_FIELD_MODE, 0644);
 MODULE_PARM_DESC(mode, "off (pass through), audit (count what enforce would do) or enforce (rewrite MTYPE to NC); default off");
 module_param_cb(scope, &rdna1_policy_ops, (void *)RDNA1_FIELD_SCOPE, 0644);
 MODULE_PARM_DESC(scope, "rdna1 (default), gfx10, or up to 8 PCI addresses: 0000:03:00.0,...");
+module_param_cb(classes, &rdna1_policy_ops, (void *)RDNA1_FIELD_CLASSES, 0644);
+MODULE_PARM_DESC(classes, "BO classes whose forced UC is rewritten: coherent (default), uncached, coherent,uncached or none");
+module_param_cb(bo_layout, &rdna1_policy_ops, (void *)RDNA1_FIELD_BO_LAYOUT, 0644);
+MODULE_PARM_DESC(bo_layout, "struct amdgpu_bo layout from BTF: size=N preferred_domains=N tbo=N flags=N, or none");
+module_param_cb(bo_layout_status, &rdna1_policy_ops, (void *)RDNA1_FIELD_BO_LAYOUT_STATUS, 0444);
+MODULE_PARM_DESC(bo_layout_status, "unset, ok, or invalid (a BO read through it broke an invariant)");
 
 static int rdna1_stats_get(char *buf, const struct kernel_param *kp)
 {

@@ -11,11 +11,11 @@
  */
 struct rdna1_pte_call {
 	u64 *flags;		/* the function's u64 *flags argument */
+	const void *bo;		/* its struct amdgpu_bo *bo argument, may be NULL */
 	u32 vm_flags;		/* AMDGPU_VM_PAGE_* | AMDGPU_VM_MTYPE_* */
 	u32 dev_addr;		/* PCI domain << 16 | bus << 8 | devfn */
 	u16 dev_vendor;
 	u16 dev_device;
-	u8 has_bo;		/* bo argument non-NULL */
 	u8 dev_known;		/* dev_* valid: adev passed the layout check */
 };
 
@@ -23,7 +23,14 @@ struct rdna1_pte_call {
 enum rdna1_policy_field {
 	RDNA1_FIELD_MODE = 0,
 	RDNA1_FIELD_SCOPE = 1,
+	RDNA1_FIELD_CLASSES = 2,
+	RDNA1_FIELD_BO_LAYOUT = 3,
+	RDNA1_FIELD_BO_LAYOUT_STATUS = 4,	/* read-only */
 };
+
+/* From the kernel's public TTM header, for Rust (which has no binding for it). */
+extern const u32 rdna1_ttm_bo_size;
+extern const u32 rdna1_ttm_bo_type_offset;
 
 /* C, called from Rust module init/exit. */
 int rdna1_mtype_hook_init(void);

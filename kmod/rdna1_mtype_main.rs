@@ -14,6 +14,10 @@ use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 use kernel::sync::atomic::{Acquire, Atomic, Relaxed, Release};
 
+#[path = "../shared/src/bo.rs"]
+#[allow(dead_code)]
+/// BO classes and the `amdgpu_bo` layout (shared with rdna1ctl).
+pub mod bo;
 #[path = "../shared/src/devices.rs"]
 #[allow(dead_code)]
 /// RDNA1 PCI ids (shared with rdna1ctl).
@@ -33,8 +37,9 @@ pub mod pte;
 
 mod stats;
 
+use bo::{BoClass, BoFields, BoLayout};
 use pci::{DeviceId, PciAddr, SliceWriter};
-use policy::{Call, Decision, Mode, Policy, Scope};
+use policy::{Call, Classes, Decision, Mode, Policy, Scope};
 
 module! {
     type: Rdna1Mtype,
@@ -48,50 +53,71 @@ module! {
 #[repr(C)]
 struct PteCall {
     flags: *mut u64,
+    bo: *const u8,
     vm_flags: u32,
     dev_addr: u32,
     dev_vendor: u16,
     dev_device: u16,
-    has_bo: u8,
     dev_known: u8,
 }
-const _: () = assert!(core::mem::size_of::<PteCall>() == 24);
+const _: () = assert!(core::mem::size_of::<PteCall>() == 32);
 
 /// `enum rdna1_policy_field` of hook.h.
 const FIELD_MODE: u32 = 0;
 const FIELD_SCOPE: u32 = 1;
+const FIELD_CLASSES: u32 = 2;
+const FIELD_BO_LAYOUT: u32 = 3;
+const FIELD_BO_LAYOUT_STATUS: u32 = 4;
 
-/// Two policy slots; `ACTIVE` names the one in force. A writer fills the other slot, publishes
+unsafe extern "C" {
+    static rdna1_ttm_bo_size: u32;
+    static rdna1_ttm_bo_type_offset: u32;
+}
+
+/// Everything the hook reads per call, published as one unit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct State {
+    policy: Policy,
+    /// Checked with [`BoLayout::check`] before it was published.
+    bo_layout: Option<BoLayout>,
+}
+
+/// Set (once per layout) when a BO read through the layout broke an invariant; cleared when a
+/// new layout is published. While set, no BO is classified.
+static LAYOUT_FAILED: Atomic<u32> = Atomic::new(0);
+
+/// Two state slots; `ACTIVE` names the one in force. A writer fills the other slot, publishes
 /// it with one release store and waits an RCU grace period before it returns, so the next
 /// writer never overwrites a slot a reader may still be copying. Every call therefore sees one
 /// whole policy, old or new.
-struct PolicySlots([UnsafeCell<Policy>; 2]);
+struct PolicySlots([UnsafeCell<State>; 2]);
 
 // SAFETY: slots are written only by `publish` (callers hold rdna1_policy_lock, so one writer at
 // a time) and only the inactive slot, which no reader uses once a grace period has passed.
 unsafe impl Sync for PolicySlots {}
 
-static SLOTS: PolicySlots = PolicySlots([
-    UnsafeCell::new(Policy::DEFAULT),
-    UnsafeCell::new(Policy::DEFAULT),
-]);
+const INITIAL: State = State {
+    policy: Policy::DEFAULT,
+    bo_layout: None,
+};
+static SLOTS: PolicySlots = PolicySlots([UnsafeCell::new(INITIAL), UnsafeCell::new(INITIAL)]);
 static ACTIVE: Atomic<u32> = Atomic::new(0);
 
-/// The policy in force. Called from the probe handler (an RCU-sched read-side section) or with
+/// The state in force. Called from the probe handler (an RCU-sched read-side section) or with
 /// rdna1_policy_lock held.
-fn current_policy() -> Policy {
+fn current() -> State {
     let i = (ACTIVE.load(Acquire) & 1) as usize;
     // SAFETY: slot `i` is active: no writer touches it until a grace period after it stops
     // being active, and our caller is inside a read-side section or holds the writer lock.
     unsafe { *SLOTS.0[i].get() }
 }
 
-/// Makes `new` the policy in force, all at once.
+/// Makes `new` the state in force, all at once.
 ///
 /// # Safety
 ///
 /// The caller holds rdna1_policy_lock and may sleep.
-unsafe fn publish(new: Policy) {
+unsafe fn publish(new: State) {
     let next = ((ACTIVE.load(Relaxed) & 1) ^ 1) as usize;
     // SAFETY: `next` is inactive and the previous writer waited a grace period after making
     // it inactive, so no reader holds it; the lock excludes other writers.
@@ -113,7 +139,7 @@ impl kernel::Module for Rdna1Mtype {
         // SAFETY: called once, from module init, before anything else of hook.c is used
         // (module parameters only touch the policy and the stats).
         kernel::error::to_result(unsafe { rdna1_mtype_hook_init() })?;
-        let p = current_policy();
+        let p = current().policy;
         pr_info!(
             "loaded, mode {}, scope {}\n",
             p.mode.name(),
@@ -155,18 +181,70 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
         vendor: c.dev_vendor,
         device: c.dev_device,
     });
+    let state = current();
     let call = Call {
         vm_flags: c.vm_flags,
-        has_bo: c.has_bo != 0,
+        // SAFETY: `c.bo` is the function's `bo` argument, per this function's contract.
+        bo: unsafe { bo_class(c.bo, state.bo_layout) },
         flags: computed,
         device,
     };
-    let decision = policy::decide(&current_policy(), &call);
+    let decision = policy::decide(&state.policy, &call);
     if let Decision::Rewrite(new) = decision {
         // SAFETY: as above.
         unsafe { c.flags.write(new) };
     }
     stats::record(device.as_ref(), pte::mtype_bits(computed), decision);
+}
+
+/// The class of the BO at `bo`, read through `layout`.
+///
+/// # Safety
+///
+/// `bo` is null or points to a live `struct amdgpu_bo` (the hooked function's argument, which
+/// its caller keeps alive for the call).
+unsafe fn bo_class(bo: *const u8, layout: Option<BoLayout>) -> BoClass {
+    if bo.is_null() {
+        return BoClass::None;
+    }
+    let Some(l) = layout else {
+        return BoClass::Unknown;
+    };
+    if LAYOUT_FAILED.load(Relaxed) != 0 {
+        return BoClass::Unknown;
+    }
+    // SAFETY: a constant defined in hook.c.
+    let type_offset = unsafe { rdna1_ttm_bo_type_offset } as usize;
+    // SAFETY: `bo` points to a live amdgpu_bo (contract). `l` passed `BoLayout::check`: each
+    // field lies within `l.size` bytes, aligned for its type; `l.size` is sizeof(struct
+    // amdgpu_bo) as BTF or root stated it. Volatile: amdgpu owns these fields (READ_ONCE).
+    let fields = unsafe {
+        BoFields {
+            preferred_domains: bo
+                .add(l.preferred_domains as usize)
+                .cast::<u32>()
+                .read_volatile(),
+            flags: bo.add(l.flags as usize).cast::<u64>().read_volatile(),
+            ttm_type: bo
+                .add(l.tbo as usize + type_offset)
+                .cast::<u32>()
+                .read_volatile(),
+        }
+    };
+    match bo::classify(fields) {
+        Some(class) => class,
+        None => {
+            if LAYOUT_FAILED.cmpxchg(0, 1, Relaxed).is_ok() {
+                pr_warn!(
+                    "amdgpu_bo layout failed validation (domains {:#x} flags {:#x} type {}): BOs are no longer classified or modified\n",
+                    fields.preferred_domains,
+                    fields.flags,
+                    fields.ttm_type
+                );
+            }
+            BoClass::Unknown
+        }
+    }
 }
 
 /// Borrows a C string parameter value.
@@ -194,31 +272,57 @@ unsafe extern "C" fn rdna1_mtype_policy_store(field: u32, val: *const c_char, le
     let Some(input) = (unsafe { input(val, len) }) else {
         return EINVAL.to_errno();
     };
-    let old = current_policy();
+    let old = current();
     let mut new = old;
-    match field {
-        FIELD_MODE => match Mode::parse(input) {
-            Some(m) => new.mode = m,
-            None => return EINVAL.to_errno(),
-        },
-        FIELD_SCOPE => match Scope::parse(input) {
-            Some(s) => new.scope = s,
-            None => return EINVAL.to_errno(),
-        },
-        _ => return EINVAL.to_errno(),
+    let p = &mut new.policy;
+    let parsed = match field {
+        FIELD_MODE => Mode::parse(input).map(|m| p.mode = m),
+        FIELD_SCOPE => Scope::parse(input).map(|s| p.scope = s),
+        FIELD_CLASSES => Classes::parse(input).map(|c| p.classes = c),
+        FIELD_BO_LAYOUT => parse_layout(input).map(|l| new.bo_layout = l),
+        _ => None,
+    };
+    if parsed.is_none() {
+        return EINVAL.to_errno();
     }
     if new != old {
         // SAFETY: the caller holds rdna1_policy_lock and may sleep.
         unsafe { publish(new) };
+    }
+    // Writing a layout, even the same one again, re-arms its validation.
+    if field == FIELD_BO_LAYOUT {
+        // publish() waited for every reader of an older layout, so none can set the flag for
+        // it after this store.
+        LAYOUT_FAILED.store(0, Relaxed);
+        match new.bo_layout {
+            Some(l) => pr_info!("amdgpu_bo layout set: {}\n", format_args!("{}", l)),
+            None => pr_info!("amdgpu_bo layout cleared: BOs are not classified\n"),
+        }
+    }
+    let (n, o) = (&new.policy, &old.policy);
+    if n != o {
         pr_info!(
-            "policy: mode {} scope {} (was mode {} scope {})\n",
-            new.mode.name(),
-            format_args!("{}", new.scope),
-            old.mode.name(),
-            format_args!("{}", old.scope)
+            "policy: mode {} scope {} classes {} (was mode {} scope {} classes {})\n",
+            n.mode.name(),
+            format_args!("{}", n.scope),
+            format_args!("{}", n.classes),
+            o.mode.name(),
+            format_args!("{}", o.scope),
+            format_args!("{}", o.classes)
         );
     }
     0
+}
+
+/// `none`, or a layout that passes [`BoLayout::check`].
+fn parse_layout(input: &[u8]) -> Option<Option<BoLayout>> {
+    if input == b"none" || input == b"none\n" {
+        return Some(None);
+    }
+    let l = BoLayout::parse(input)?;
+    // SAFETY: a constant defined in hook.c.
+    l.check(unsafe { rdna1_ttm_bo_size }).ok()?;
+    Some(Some(l))
 }
 
 /// Writes `f` plus a newline into the C buffer `buf` of `len` bytes; returns the length or
@@ -252,12 +356,23 @@ unsafe fn show(
 /// `buf` points to `len` writable bytes; the caller holds rdna1_policy_lock.
 #[unsafe(no_mangle)]
 unsafe extern "C" fn rdna1_mtype_policy_show(field: u32, buf: *mut c_char, len: usize) -> c_int {
-    let p = current_policy();
+    let s = current();
+    let p = &s.policy;
     // SAFETY: per this function's contract.
     unsafe {
         show(buf, len, |w| match field {
             FIELD_MODE => writeln!(w, "{}", p.mode.name()),
             FIELD_SCOPE => writeln!(w, "{}", p.scope),
+            FIELD_CLASSES => writeln!(w, "{}", p.classes),
+            FIELD_BO_LAYOUT => match s.bo_layout {
+                Some(l) => writeln!(w, "{l}"),
+                None => writeln!(w, "none"),
+            },
+            FIELD_BO_LAYOUT_STATUS => match (s.bo_layout, LAYOUT_FAILED.load(Relaxed)) {
+                (None, _) => writeln!(w, "unset"),
+                (Some(_), 0) => writeln!(w, "ok"),
+                (Some(_), _) => writeln!(w, "invalid"),
+            },
             _ => Err(core::fmt::Error),
         })
     }

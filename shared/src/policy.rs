@@ -5,6 +5,7 @@
 
 use core::fmt;
 
+use crate::bo::BoClass;
 use crate::devices::{rdna1_chip, PCI_VENDOR_AMD};
 use crate::pci::{DeviceId, PciAddr};
 use crate::pte::{self, Mtype, VmMtype};
@@ -151,6 +152,61 @@ impl fmt::Display for Scope {
     }
 }
 
+/// The BO classes whose forced UC enforce rewrites (requested MTYPEs of memory BOs and of
+/// mappings without a BO are always in). [`BoClass::Never`] and [`BoClass::Unknown`] can never
+/// be added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Classes {
+    /// COHERENT / EXT_COHERENT memory BOs (on by default).
+    pub coherent: bool,
+    /// UNCACHED memory BOs (off by default).
+    pub uncached: bool,
+}
+
+impl Classes {
+    /// The default: coherent memory BOs, not uncached ones.
+    pub const DEFAULT: Classes = Classes {
+        coherent: true,
+        uncached: false,
+    };
+
+    /// Parses `coherent`, `uncached`, `coherent,uncached` (either order) or `none`; one
+    /// trailing newline allowed.
+    pub fn parse(input: &[u8]) -> Option<Classes> {
+        let s = strip_newline(input);
+        let mut c = Classes {
+            coherent: false,
+            uncached: false,
+        };
+        if s == b"none" {
+            return Some(c);
+        }
+        for part in s.split(|&b| b == b',') {
+            let slot = match part {
+                b"coherent" => &mut c.coherent,
+                b"uncached" => &mut c.uncached,
+                _ => return None,
+            };
+            if *slot {
+                return None;
+            }
+            *slot = true;
+        }
+        Some(c)
+    }
+}
+
+impl fmt::Display for Classes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match (self.coherent, self.uncached) {
+            (false, false) => "none",
+            (true, false) => "coherent",
+            (false, true) => "uncached",
+            (true, true) => "coherent,uncached",
+        })
+    }
+}
+
 /// The whole policy; the module publishes it as one unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -158,13 +214,16 @@ pub struct Policy {
     pub mode: Mode,
     /// Which devices it does it for.
     pub scope: Scope,
+    /// Which optional BO classes it covers.
+    pub classes: Classes,
 }
 
 impl Policy {
-    /// The policy of a freshly loaded module: off, RDNA1 only.
+    /// The policy of a freshly loaded module: off, RDNA1 only, coherent BOs included.
     pub const DEFAULT: Policy = Policy {
         mode: Mode::Off,
         scope: Scope::Rdna1,
+        classes: Classes::DEFAULT,
     };
 }
 
@@ -182,25 +241,29 @@ pub enum Skip {
     NotAValidPage = 3,
     /// The MTYPE is already NC: nothing to do.
     AlreadyNc = 4,
-    /// UC with a BO mapped: amdgpu forces UC for BOs created COHERENT, EXT_COHERENT or
-    /// UNCACHED, and those include KFD doorbell and MMIO-remap BOs, which must stay uncached.
-    /// Telling them apart needs the BO's layout, so UC on a BO is never rewritten yet (even
-    /// when the request also asked UC: the two cannot be told apart from the flags).
-    BoUncached = 5,
-    /// The MTYPE is not what the request asked for, and not a BO's UC: something this policy
+    /// A BO that cannot be classified: no `amdgpu_bo` layout is set, or it failed validation.
+    /// Any BO might be a doorbell, so none is touched.
+    LayoutUnknown = 5,
+    /// A BO that must stay as amdgpu maps it ([`BoClass::Never`]: sg, doorbell, on-chip).
+    NeverClass = 6,
+    /// A coherent or uncached BO whose class the policy does not include.
+    ClassNotEnabled = 7,
+    /// The MTYPE is not what the request or the BO's class explains: something this policy
     /// does not know set it, so it is left alone.
-    NotRequested = 6,
+    NotRequested = 8,
 }
 
 impl Skip {
     /// Every reason, in numeric order.
-    pub const ALL: [Skip; 7] = [
+    pub const ALL: [Skip; 9] = [
         Skip::ModeOff,
         Skip::DeviceUnknown,
         Skip::OutOfScope,
         Skip::NotAValidPage,
         Skip::AlreadyNc,
-        Skip::BoUncached,
+        Skip::LayoutUnknown,
+        Skip::NeverClass,
+        Skip::ClassNotEnabled,
         Skip::NotRequested,
     ];
     /// Number of reasons.
@@ -214,7 +277,9 @@ impl Skip {
             Skip::OutOfScope => "out_of_scope",
             Skip::NotAValidPage => "not_a_valid_page",
             Skip::AlreadyNc => "already_nc",
-            Skip::BoUncached => "bo_uncached",
+            Skip::LayoutUnknown => "layout_unknown",
+            Skip::NeverClass => "never_class",
+            Skip::ClassNotEnabled => "class_not_enabled",
             Skip::NotRequested => "not_requested",
         }
     }
@@ -225,8 +290,8 @@ impl Skip {
 pub struct Call {
     /// The mapping request (`AMDGPU_VM_PAGE_*`, `AMDGPU_VM_MTYPE_*`).
     pub vm_flags: u32,
-    /// Whether a BO is mapped (NULL for KFD SVM ranges and PRT).
-    pub has_bo: bool,
+    /// The class of the BO mapped ([`BoClass::None`] for KFD SVM ranges and PRT).
+    pub bo: BoClass,
     /// The PTE flags the function computed.
     pub flags: u64,
     /// The device, if the layout check could identify it.
@@ -266,11 +331,24 @@ pub fn decide(policy: &Policy, call: &Call) -> Decision {
     if matches!(now, Mtype::Nc) {
         return Decision::Keep(Skip::AlreadyNc);
     }
-    if call.has_bo && matches!(now, Mtype::Uc) {
-        return Decision::Keep(Skip::BoUncached);
-    }
-    if VmMtype::from_vm_flags(call.vm_flags).gfx10_pte_mtype() as u8 != now as u8 {
-        return Decision::Keep(Skip::NotRequested);
+    let requested = VmMtype::from_vm_flags(call.vm_flags).gfx10_pte_mtype() as u8 == now as u8;
+    // amdgpu forces UC on coherent and uncached BOs, whatever the request.
+    let forced_uc = matches!(now, Mtype::Uc);
+    match call.bo {
+        BoClass::Unknown => return Decision::Keep(Skip::LayoutUnknown),
+        BoClass::Never => return Decision::Keep(Skip::NeverClass),
+        BoClass::None | BoClass::Memory if !requested => return Decision::Keep(Skip::NotRequested),
+        BoClass::None | BoClass::Memory => {}
+        BoClass::Coherent | BoClass::Uncached if !forced_uc => {
+            return Decision::Keep(Skip::NotRequested)
+        }
+        BoClass::Coherent if !policy.classes.coherent => {
+            return Decision::Keep(Skip::ClassNotEnabled)
+        }
+        BoClass::Uncached if !policy.classes.uncached => {
+            return Decision::Keep(Skip::ClassNotEnabled)
+        }
+        BoClass::Coherent | BoClass::Uncached => {}
     }
     let new = pte::with_mtype(flags, Mtype::Nc);
     match policy.mode {
@@ -299,31 +377,34 @@ mod tests {
     fn policy(mode: Mode) -> Policy {
         Policy {
             mode,
-            scope: Scope::Rdna1,
+            ..Policy::DEFAULT
         }
     }
 
-    /// What gmc_v10_0_get_vm_pte computes for `req`, with a coherent/uncached BO or not.
-    fn computed(req: VmMtype, bo_uc: bool) -> u64 {
-        let m = if bo_uc {
-            Mtype::Uc
-        } else {
-            req.gfx10_pte_mtype()
+    /// What gmc_v10_0_get_vm_pte computes for `req` on a BO of class `bo`.
+    fn computed(req: VmMtype, bo: BoClass) -> u64 {
+        let m = match bo {
+            BoClass::Coherent | BoClass::Uncached => Mtype::Uc,
+            _ => req.gfx10_pte_mtype(),
         };
         with_mtype(VALID_GTT, m)
     }
 
-    fn call(vm_flags: u32, has_bo: bool, flags: u64) -> Call {
+    fn call_on(req: VmMtype, bo: BoClass) -> Call {
         Call {
-            vm_flags,
-            has_bo,
-            flags,
+            vm_flags: req.to_vm_flags(),
+            bo,
+            flags: computed(req, bo),
             device: Some(RX5700XT),
         }
     }
 
-    fn enforce(vm_flags: u32, has_bo: bool, flags: u64) -> Decision {
-        decide(&policy(Mode::Enforce), &call(vm_flags, has_bo, flags))
+    fn enforce(c: &Call) -> Decision {
+        decide(&policy(Mode::Enforce), c)
+    }
+
+    fn nc(c: &Call) -> Decision {
+        Decision::Rewrite(with_mtype(c.flags, Mtype::Nc))
     }
 
     #[test]
@@ -373,6 +454,27 @@ mod tests {
     }
 
     #[test]
+    fn classes_parse_and_print_round_trip() {
+        for text in ["none", "coherent", "uncached", "coherent,uncached"] {
+            let c = Classes::parse(text.as_bytes()).unwrap();
+            assert_eq!(c.to_string(), text);
+        }
+        assert_eq!(
+            Classes::parse(b"uncached,coherent\n"),
+            Classes::parse(b"coherent,uncached")
+        );
+        for bad in [
+            &b""[..],
+            b"never",
+            b"coherent,coherent",
+            b"none,coherent",
+            b"Coherent",
+        ] {
+            assert_eq!(Classes::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
     fn scope_membership() {
         let intel = DeviceId {
             vendor: 0x8086,
@@ -395,105 +497,133 @@ mod tests {
     #[test]
     fn off_never_rewrites() {
         for req in VmMtype::ALL {
-            for has_bo in [false, true] {
-                let c = call(req.to_vm_flags(), has_bo, computed(req, has_bo));
-                assert_eq!(
-                    decide(&policy(Mode::Off), &c),
-                    Decision::Keep(Skip::ModeOff)
-                );
+            for bo in BoClass::ALL {
+                let d = decide(&policy(Mode::Off), &call_on(req, bo));
+                assert_eq!(d, Decision::Keep(Skip::ModeOff));
             }
         }
     }
 
+    /// The class table of docs/DESIGN.md, for every request.
     #[test]
-    fn enforce_rewrites_requested_mtypes_to_nc_touching_nothing_else() {
-        for (req, has_bo) in [
-            (VmMtype::Wc, false),
-            (VmMtype::Cc, false),
-            (VmMtype::Uc, false),
-            (VmMtype::Wc, true),
-            (VmMtype::Cc, true),
-        ] {
-            let f = computed(req, false);
-            let vm = req.to_vm_flags() | VM_PAGE_EXECUTABLE;
-            let want = Decision::Rewrite(with_mtype(f, Mtype::Nc));
-            assert_eq!(enforce(vm, has_bo, f), want, "{req:?} has_bo={has_bo}");
+    fn enforce_by_class_and_request() {
+        for req in VmMtype::ALL {
+            let asks_nc = matches!(req.gfx10_pte_mtype(), Mtype::Nc);
+            for bo in [BoClass::None, BoClass::Memory] {
+                let c = call_on(req, bo);
+                let want = if asks_nc {
+                    Decision::Keep(Skip::AlreadyNc)
+                } else {
+                    nc(&c)
+                };
+                assert_eq!(enforce(&c), want, "{req:?} {bo:?}");
+            }
+            let c = call_on(req, BoClass::Coherent);
+            assert_eq!(enforce(&c), nc(&c), "{req:?} coherent");
+            let c = call_on(req, BoClass::Uncached);
+            assert_eq!(
+                enforce(&c),
+                Decision::Keep(Skip::ClassNotEnabled),
+                "{req:?} uncached"
+            );
+            let c = call_on(req, BoClass::Never);
+            let want = if asks_nc {
+                Decision::Keep(Skip::AlreadyNc)
+            } else {
+                Decision::Keep(Skip::NeverClass)
+            };
+            assert_eq!(enforce(&c), want, "{req:?} never");
+            let c = call_on(req, BoClass::Unknown);
+            let want = if asks_nc {
+                Decision::Keep(Skip::AlreadyNc)
+            } else {
+                Decision::Keep(Skip::LayoutUnknown)
+            };
+            assert_eq!(enforce(&c), want, "{req:?} unknown");
         }
+    }
+
+    #[test]
+    fn never_class_is_never_rewritten_even_with_every_class_enabled() {
+        let all = Policy {
+            mode: Mode::Enforce,
+            scope: Scope::Gfx10,
+            classes: Classes {
+                coherent: true,
+                uncached: true,
+            },
+        };
+        for req in VmMtype::ALL {
+            // A doorbell BO: sg, created COHERENT, so amdgpu wrote UC.
+            let mut c = call_on(req, BoClass::Never);
+            c.flags = with_mtype(VALID_GTT, Mtype::Uc);
+            assert_eq!(decide(&all, &c), Decision::Keep(Skip::NeverClass));
+        }
+    }
+
+    #[test]
+    fn classes_opt_in_and_out() {
+        let mut p = policy(Mode::Enforce);
+        p.classes = Classes::parse(b"uncached").unwrap();
+        let c = call_on(VmMtype::Default, BoClass::Uncached);
+        assert_eq!(decide(&p, &c), nc(&c));
+        let c = call_on(VmMtype::Default, BoClass::Coherent);
+        assert_eq!(decide(&p, &c), Decision::Keep(Skip::ClassNotEnabled));
     }
 
     #[test]
     fn audit_reports_what_enforce_would_do() {
         for req in VmMtype::ALL {
-            for bo_uc in [false, true] {
-                let c = call(req.to_vm_flags(), bo_uc, computed(req, bo_uc));
+            for bo in BoClass::ALL {
+                let c = call_on(req, bo);
                 let audit = decide(&policy(Mode::Audit), &c);
-                let want = match decide(&policy(Mode::Enforce), &c) {
+                let want = match enforce(&c) {
                     Decision::Rewrite(f) => Decision::WouldRewrite(f),
                     other => other,
                 };
-                assert_eq!(audit, want, "{req:?} bo_uc={bo_uc}");
+                assert_eq!(audit, want, "{req:?} {bo:?}");
             }
         }
     }
 
     #[test]
-    fn enforce_keeps_nc() {
-        for req in [
-            VmMtype::Default,
-            VmMtype::Nc,
-            VmMtype::Rw,
-            VmMtype::Other(9),
-        ] {
-            for has_bo in [false, true] {
-                let d = enforce(req.to_vm_flags(), has_bo, computed(req, false));
-                assert_eq!(d, Decision::Keep(Skip::AlreadyNc));
-            }
-        }
-    }
-
-    #[test]
-    fn enforce_leaves_uc_on_a_bo_alone() {
-        // KFD maps every BO with MTYPE_DEFAULT; doorbell/MMIO BOs get UC from their COHERENT
-        // flag. A UC request on a BO looks the same, so it is left alone too.
-        for req in VmMtype::ALL {
-            let d = enforce(req.to_vm_flags(), true, computed(req, true));
-            assert_eq!(d, Decision::Keep(Skip::BoUncached), "{req:?}");
-        }
-    }
-
-    #[test]
-    fn enforce_leaves_an_mtype_nobody_requested_alone() {
-        let f = with_mtype(VALID_GTT, Mtype::Cc);
-        let d = enforce(VmMtype::Wc.to_vm_flags(), false, f);
-        assert_eq!(d, Decision::Keep(Skip::NotRequested));
+    fn an_mtype_nothing_explains_is_left_alone() {
+        let mut c = call_on(VmMtype::Wc, BoClass::Memory);
+        c.flags = with_mtype(VALID_GTT, Mtype::Cc);
+        assert_eq!(enforce(&c), Decision::Keep(Skip::NotRequested));
+        let mut c = call_on(VmMtype::Default, BoClass::Coherent);
+        c.flags = with_mtype(VALID_GTT, Mtype::Cc);
+        assert_eq!(enforce(&c), Decision::Keep(Skip::NotRequested));
     }
 
     #[test]
     fn enforce_never_touches_prt_or_invalid_entries() {
-        let cc = VmMtype::Cc.to_vm_flags();
-        let f = computed(VmMtype::Cc, false);
-        for (vm, pte) in [
-            (cc | VM_PAGE_PRT, f),
-            (cc, f | PTE_PRT),
-            (cc, f & !PTE_VALID),
-        ] {
-            assert_eq!(enforce(vm, false, pte), Decision::Keep(Skip::NotAValidPage));
+        let base = call_on(VmMtype::Cc, BoClass::None);
+        let prt_req = Call {
+            vm_flags: base.vm_flags | VM_PAGE_PRT,
+            ..base
+        };
+        let prt_pte = Call {
+            flags: base.flags | PTE_PRT,
+            ..base
+        };
+        let invalid = Call {
+            flags: base.flags & !PTE_VALID,
+            ..base
+        };
+        for c in [prt_req, prt_pte, invalid] {
+            assert_eq!(enforce(&c), Decision::Keep(Skip::NotAValidPage));
         }
     }
 
     #[test]
     fn devices_out_of_scope_or_unknown_are_never_modified() {
-        let f = computed(VmMtype::Cc, false);
-        let vm = VmMtype::Cc.to_vm_flags();
-        let mut c = call(vm, false, f);
+        let mut c = call_on(VmMtype::Cc, BoClass::None);
         c.device = Some(RX6800);
-        assert_eq!(
-            decide(&policy(Mode::Enforce), &c),
-            Decision::Keep(Skip::OutOfScope)
-        );
+        assert_eq!(enforce(&c), Decision::Keep(Skip::OutOfScope));
         let gfx10 = Policy {
-            mode: Mode::Enforce,
             scope: Scope::Gfx10,
+            ..policy(Mode::Enforce)
         };
         assert!(matches!(decide(&gfx10, &c), Decision::Rewrite(_)));
         c.device = None;

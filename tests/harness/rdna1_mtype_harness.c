@@ -8,12 +8,14 @@
  * probe, the original code and rdna1_mtype's rewrite all run exactly as on a real mapping.
  *
  * debugfs rdna1_mtype_harness/call:
- *   write "<vm_flags> <bo> <pte_flags> [<gpu>]" (hex), bo one of: none plain coherent
- *   ext_coherent uncached sg_coherent (a KFD doorbell/MMIO-remap BO: ttm sg BO created
- *   COHERENT); gpu one of the fake_gpus below (default rdna1), each an amdgpu_device whose
+ *   write "<vm_flags> <bo> <pte_flags> [<gpu>]" (hex), bo "none" or one of bo_kinds below
+ *   (struct amdgpu_bo with the domains, creation flags and TTM type amdgpu gives such a BO);
+ *   gpu one of the fake_gpus below (default rdna1), each an amdgpu_device whose
  *   dev/pdev point to a real struct pci_dev on a struct pci_bus, as amdgpu's probe sets them,
  *   or "unknown": an amdgpu_device with no device behind it.
  *   Read back the PTE flags the call produced, as "0x%016llx".
+ * debugfs rdna1_mtype_harness/layout: the real struct amdgpu_bo layout of this kernel, in the
+ *   form rdna1_mtype's bo_layout parameter takes (what rdna1ctl derives from BTF).
  */
 #include <linux/debugfs.h>
 #include <linux/kprobes.h>
@@ -41,16 +43,27 @@ static u64 last_result;
 
 struct bo_kind {
 	const char *name;
+	u32 domains;
 	u64 flags;
 	enum ttm_bo_type type;
 };
 
+#define GTT AMDGPU_GEM_DOMAIN_GTT
+#define VRAM AMDGPU_GEM_DOMAIN_VRAM
 static const struct bo_kind bo_kinds[] = {
-	{ "plain", 0, ttm_bo_type_device },
-	{ "coherent", AMDGPU_GEM_CREATE_COHERENT, ttm_bo_type_device },
-	{ "ext_coherent", AMDGPU_GEM_CREATE_EXT_COHERENT, ttm_bo_type_device },
-	{ "uncached", AMDGPU_GEM_CREATE_UNCACHED, ttm_bo_type_device },
-	{ "sg_coherent", AMDGPU_GEM_CREATE_COHERENT, ttm_bo_type_sg },
+	{ "plain", GTT, 0, ttm_bo_type_device },
+	{ "vram", VRAM, 0, ttm_bo_type_device },
+	{ "userptr", GTT, AMDGPU_AMDKFD_CREATE_USERPTR_BO, ttm_bo_type_device },
+	/* hipHostMalloc, KFD coherent allocations */
+	{ "coherent", GTT, AMDGPU_GEM_CREATE_COHERENT, ttm_bo_type_device },
+	{ "ext_coherent", VRAM, AMDGPU_GEM_CREATE_EXT_COHERENT, ttm_bo_type_device },
+	{ "uncached", GTT, AMDGPU_GEM_CREATE_UNCACHED, ttm_bo_type_device },
+	/* KFD doorbell / MMIO-remap BO: sg BO, userspace asks COHERENT */
+	{ "sg_coherent", GTT, AMDGPU_GEM_CREATE_COHERENT, ttm_bo_type_sg },
+	/* GEM doorbell-domain BO */
+	{ "doorbell", AMDGPU_GEM_DOMAIN_DOORBELL, 0, ttm_bo_type_device },
+	/* what a wrong layout would read: a creation flag no amdgpu BO has */
+	{ "corrupt", GTT, 1ULL << 40, ttm_bo_type_device },
 };
 
 struct fake_gpu {
@@ -75,14 +88,14 @@ static struct fake_gpu gpus[] = {
 
 static int fake_gpu_alloc(struct fake_gpu *g)
 {
-	g->adev = kvzalloc(sizeof(*g->adev), GFP_KERNEL);
+	g->adev = kvzalloc_obj(*g->adev);
 	if (!g->adev)
 		return -ENOMEM;
 	if (!g->vendor)
 		return 0;
-	g->pdev = kzalloc(sizeof(*g->pdev), GFP_KERNEL);
-	g->pbus = kzalloc(sizeof(*g->pbus), GFP_KERNEL);
-	g->sysdata = kzalloc(sizeof(*g->sysdata), GFP_KERNEL);
+	g->pdev = kzalloc_obj(*g->pdev);
+	g->pbus = kzalloc_obj(*g->pbus);
+	g->sysdata = kzalloc_obj(*g->sysdata);
 	if (!g->pdev || !g->pbus || !g->sysdata)
 		return -ENOMEM;
 	g->sysdata->domain = g->domain;
@@ -157,6 +170,8 @@ static ssize_t call_write(struct file *f, const char __user *ubuf, size_t len, l
 			mutex_unlock(&call_lock);
 			return -EINVAL;
 		}
+		bo->preferred_domains = bo_kinds[i].domains;
+		bo->allowed_domains = bo_kinds[i].domains;
 		bo->flags = bo_kinds[i].flags;
 		bo->tbo.type = bo_kinds[i].type;
 		arg = bo;
@@ -181,6 +196,23 @@ static ssize_t call_read(struct file *f, char __user *ubuf, size_t len, loff_t *
 	mutex_unlock(&call_lock);
 	return simple_read_from_buffer(ubuf, len, off, buf, n);
 }
+
+static ssize_t layout_read(struct file *f, char __user *ubuf, size_t len, loff_t *off)
+{
+	char buf[96];
+	int n = scnprintf(buf, sizeof(buf), "size=%zu preferred_domains=%zu tbo=%zu flags=%zu\n",
+			  sizeof(struct amdgpu_bo),
+			  offsetof(struct amdgpu_bo, preferred_domains),
+			  offsetof(struct amdgpu_bo, tbo),
+			  offsetof(struct amdgpu_bo, flags));
+
+	return simple_read_from_buffer(ubuf, len, off, buf, n);
+}
+
+static const struct file_operations layout_fops = {
+	.owner = THIS_MODULE,
+	.read = layout_read,
+};
 
 static const struct file_operations call_fops = {
 	.owner = THIS_MODULE,
@@ -226,8 +258,8 @@ static int __init harness_init(void)
 		return -ENOENT;
 	}
 	get_vm_pte = (get_vm_pte_fn)addr;
-	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	vm = kzalloc_obj(*vm);
+	bo = kzalloc_obj(*bo);
 	ret = vm && bo ? 0 : -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(gpus) && !ret; i++)
 		ret = fake_gpu_alloc(&gpus[i]);
@@ -238,6 +270,7 @@ static int __init harness_init(void)
 	}
 	dir = debugfs_create_dir("rdna1_mtype_harness", NULL);
 	debugfs_create_file("call", 0600, dir, NULL, &call_fops);
+	debugfs_create_file("layout", 0400, dir, NULL, &layout_fops);
 	pr_info("calling %s at %pS\n", TARGET, (void *)addr);
 	return 0;
 }

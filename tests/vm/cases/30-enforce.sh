@@ -1,24 +1,47 @@
-# mode=enforce: an MTYPE that came from the request (WC/CC, and UC without a BO) is written as
-# NC, every other bit unchanged; NC stays NC; UC with a BO (which a coherent/uncached BO, incl.
-# doorbell-like sg BOs, may have forced) is left alone; PRT and invalid entries are left alone.
+# mode=enforce, every request x BO kind, other bits always identical to amdgpu's:
+# - no amdgpu_bo layout: only mappings without a BO (KFD SVM) are rewritten; any BO might be
+#   a doorbell, so none is touched;
+# - with the layout: requested WC/CC/UC on memory BOs (GTT, VRAM, userptr) and the UC amdgpu
+#   forces on coherent BOs become NC; uncached BOs (class not enabled by default), sg
+#   (KFD doorbell/MMIO-remap) and doorbell-domain BOs stay as amdgpu made them.
 mtype_down
 harness_up
 baseline >/dev/null
 modprobe rdna1_mtype mode=enforce
 eq "$(armed)" Y armed
-table >/tmp/enforce
-n=0
-while read -r r b before; do
-	after=$(grep "^$r $b " /tmp/enforce | cut -d' ' -f3)
-	case "$r:$b" in
-	WC:none | WC:plain | CC:none | CC:plain | UC:none)
-		eq "$(mtype_name "$after")" NC "$r/$b"
-		same_but_mtype "$before" "$after" "$r/$b"
-		n=$((n + 1)) ;;
-	*) eq "$after" "$before" "$r/$b unchanged" ;;
-	esac
-done </tmp/baseline
-eq "$n" 5 "rewritten cases"
+check_table() { # FILE WITH_LAYOUT(yes/no)
+	n=0
+	while read -r r b before; do
+		after=$(grep "^$r $b " "$1" | cut -d' ' -f3)
+		want=same
+		case "$(mtype_name "$before"):$b:$2" in
+		NC:*) ;;
+		*:none:*) want=NC ;;
+		*:plain:yes | *:vram:yes | *:userptr:yes | *:coherent:yes | *:ext_coherent:yes) want=NC ;;
+		esac
+		if [ $want = NC ]; then
+			eq "$(mtype_name "$after")" NC "$r/$b layout=$2"
+			same_but_mtype "$before" "$after" "$r/$b"
+			n=$((n + 1))
+		else
+			eq "$after" "$before" "$r/$b layout=$2 unchanged"
+		fi
+	done </tmp/baseline
+	echo $n
+}
+table >/tmp/enforce-nolayout
+eq "$(check_table /tmp/enforce-nolayout no)" 3 "rewritten without layout"
+layout_set
+eq "$(cat $PARAMS/bo_layout_status)" ok "layout status"
+table >/tmp/enforce-layout
+# none/plain/vram/userptr x WC/CC/UC = 12, coherent/ext_coherent x 6 requests = 12
+eq "$(check_table /tmp/enforce-layout yes)" 24 "rewritten with layout"
+# uncached BOs opt in.
+echo coherent,uncached >$PARAMS/classes
+eq "$(mtype_name "$(call "$(req DEFAULT)" uncached "$IN")")" NC "uncached with classes=coherent,uncached"
+echo none >$PARAMS/classes
+eq "$(mtype_name "$(call "$(req DEFAULT)" coherent "$IN")")" UC "coherent with classes=none"
+eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "requested CC on memory with classes=none"
 # PRT request and an invalid (unmapped) PTE: untouched.
 eq "$(mtype_name "$(call "$(printf '0x%x' $(($(req CC) | 0x10)))" none "$IN")")" CC "PRT request"
 eq "$(mtype_name "$(call "$(req CC)" none 0x66)")" CC "PTE without VALID"

@@ -3,28 +3,34 @@ mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce
 [ -z "$(cat $PARAMS/stats)" ] || fail "stats not empty after load: $(cat $PARAMS/stats)"
-call "$(req CC)" none "$IN" >/dev/null
-call "$(req CC)" plain "$IN" >/dev/null
-call "$(req WC)" none "$IN" >/dev/null
-call "$(req UC)" none "$IN" >/dev/null
-call "$(req DEFAULT)" none "$IN" >/dev/null
-call "$(req DEFAULT)" sg_coherent "$IN" >/dev/null
-call "$(req UC)" plain "$IN" >/dev/null
-call "$(printf '0x%x' $(($(req CC) | 0x10)))" none "$IN" >/dev/null
-call "$(req CC)" none 0x66 >/dev/null
-call "$(req CC)" none "$IN" rdna2 >/dev/null
-call "$(req CC)" none "$IN" unknown >/dev/null
+call "$(req CC)" plain "$IN" >/dev/null                 # layout_unknown
+layout_set
+call "$(req CC)" none "$IN" >/dev/null                  # rewritten_cc
+call "$(req CC)" plain "$IN" >/dev/null                 # rewritten_cc
+call "$(req WC)" none "$IN" >/dev/null                  # rewritten_wc
+call "$(req UC)" none "$IN" >/dev/null                  # rewritten_uc
+call "$(req DEFAULT)" coherent "$IN" >/dev/null         # rewritten_uc
+call "$(req DEFAULT)" none "$IN" >/dev/null             # already_nc
+call "$(req DEFAULT)" sg_coherent "$IN" >/dev/null      # never_class
+call "$(req CC)" doorbell "$IN" >/dev/null              # never_class
+call "$(req DEFAULT)" uncached "$IN" >/dev/null         # class_not_enabled
+call "$(printf '0x%x' $(($(req CC) | 0x10)))" none "$IN" >/dev/null   # not_a_valid_page
+call "$(req CC)" none 0x66 >/dev/null                   # not_a_valid_page
+call "$(req CC)" none "$IN" rdna2 >/dev/null            # rdna2: out_of_scope
+call "$(req CC)" none "$IN" unknown >/dev/null          # unknown-device: device_unknown
 echo audit >$PARAMS/mode
-call "$(req CC)" none "$IN" >/dev/null
+call "$(req CC)" none "$IN" >/dev/null                  # would_rewrite_cc
 echo off >$PARAMS/mode
-call "$(req WC)" none "$IN" >/dev/null
+call "$(req WC)" none "$IN" >/dev/null                  # mode_off
 D=0000:03:00.0
-eq "$(stat $D calls)" 11 "calls"
+eq "$(stat $D calls)" 14 "calls"
+eq "$(stat $D skip_layout_unknown)" 1 skip_layout_unknown
 eq "$(stat $D rewritten_cc)" 2 rewritten_cc
 eq "$(stat $D rewritten_wc)" 1 rewritten_wc
-eq "$(stat $D rewritten_uc)" 1 rewritten_uc
+eq "$(stat $D rewritten_uc)" 2 rewritten_uc
 eq "$(stat $D skip_already_nc)" 1 skip_already_nc
-eq "$(stat $D skip_bo_uncached)" 2 skip_bo_uncached
+eq "$(stat $D skip_never_class)" 2 skip_never_class
+eq "$(stat $D skip_class_not_enabled)" 1 skip_class_not_enabled
 eq "$(stat $D skip_not_a_valid_page)" 2 skip_not_a_valid_page
 eq "$(stat $D would_rewrite_cc)" 1 would_rewrite_cc
 eq "$(stat $D skip_mode_off)" 1 skip_mode_off

@@ -6,7 +6,7 @@ PARAMS=/sys/module/rdna1_mtype/parameters
 IN=0x67
 MTYPE_MASK=$((7 << 48))
 REQUESTS="DEFAULT NC WC CC UC RW"
-BOS="none plain coherent ext_coherent uncached sg_coherent"
+BOS="none plain vram userptr coherent ext_coherent uncached sg_coherent doorbell"
 
 fail() { echo "assertion failed: $*" >&2; exit 1; }
 # vm_flags for AMDGPU_VM_MTYPE_<name> (amdgpu_drm.h: bits 5..8), plus READABLE|WRITEABLE.
@@ -37,6 +37,9 @@ mtype_name() { case $(mtype "$1") in 0) echo NC ;; 1) echo WC ;; 2) echo CC ;; 3
 eq() { [ "$1" = "$2" ] || fail "${3:-value}: got '$1', want '$2'"; }
 # Bits other than MTYPE must be identical.
 same_but_mtype() { [ $((($1 ^ $2) & ~MTYPE_MASK)) -eq 0 ] || fail "$3: non-MTYPE bits differ: $1 vs $2"; }
+
+# Gives rdna1_mtype the real amdgpu_bo layout (what rdna1ctl reads from BTF on a distro kernel).
+layout_set() { cat /sys/kernel/debug/rdna1_mtype_harness/layout >"$PARAMS/bo_layout"; }
 
 harness_up() {
 	grep -q '^amdgpu ' /proc/modules || modprobe amdgpu

@@ -1,0 +1,386 @@
+//! What kind of buffer object a mapping maps, read from amdgpu's private `struct amdgpu_bo`.
+//!
+//! Out-of-tree code cannot include amdgpu's headers, and the struct's layout depends on the
+//! kernel's configuration (lockdep changes the size of the `dma_resv` inside `tbo`), so the
+//! offsets come from outside: from the module BTF of the running kernel
+//! (`/sys/kernel/btf/amdgpu`, read by rdna1ctl) or given by root. The module checks them when
+//! they are set ([`BoLayout::check`]) and checks every BO it reads through them against
+//! invariants ([`classify`]); until a layout is set, or after one failed, no BO is classified.
+
+use core::fmt;
+
+/// `AMDGPU_GEM_DOMAIN_CPU`.
+pub const DOMAIN_CPU: u32 = 0x1;
+/// `AMDGPU_GEM_DOMAIN_GTT`.
+pub const DOMAIN_GTT: u32 = 0x2;
+/// `AMDGPU_GEM_DOMAIN_VRAM`.
+pub const DOMAIN_VRAM: u32 = 0x4;
+/// `AMDGPU_GEM_DOMAIN_DOORBELL`.
+pub const DOMAIN_DOORBELL: u32 = 0x40;
+/// `AMDGPU_GEM_DOMAIN_MASK`: every domain amdgpu defines.
+pub const DOMAIN_MASK: u32 = 0x7f;
+
+/// `AMDGPU_GEM_CREATE_COHERENT`.
+pub const CREATE_COHERENT: u64 = 1 << 13;
+/// `AMDGPU_GEM_CREATE_UNCACHED`.
+pub const CREATE_UNCACHED: u64 = 1 << 14;
+/// `AMDGPU_GEM_CREATE_EXT_COHERENT`.
+pub const CREATE_EXT_COHERENT: u64 = 1 << 15;
+/// `AMDGPU_AMDKFD_CREATE_USERPTR_BO` (amdgpu_object.h, kernel-internal).
+pub const KFD_CREATE_USERPTR: u64 = 1 << 63;
+/// Every creation flag a 7.2 `amdgpu_bo` can carry: uapi bits 0..16 and the KFD userptr bit.
+pub const CREATE_KNOWN: u64 = 0x1_ffff | KFD_CREATE_USERPTR;
+
+/// `enum ttm_bo_type` (include/drm/ttm/ttm_bo.h).
+pub const TTM_BO_TYPE_DEVICE: u32 = 0;
+/// `ttm_bo_type_kernel`.
+pub const TTM_BO_TYPE_KERNEL: u32 = 1;
+/// `ttm_bo_type_sg`: built from an sg table (KFD doorbell, MMIO-remap, imported dma-bufs).
+pub const TTM_BO_TYPE_SG: u32 = 2;
+
+/// The class of what a mapping maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum BoClass {
+    /// No BO: a KFD SVM range (or a PRT mapping).
+    None = 0,
+    /// Memory BO (VRAM, GTT, userptr), neither coherent nor uncached.
+    Memory = 1,
+    /// Memory BO created COHERENT or EXT_COHERENT: hipHostMalloc, KFD coherent allocations.
+    /// amdgpu forces UC on it.
+    Coherent = 2,
+    /// Memory BO created UNCACHED: amdgpu forces UC; rewritten only if the policy opts in.
+    Uncached = 3,
+    /// Never rewritten: sg BOs (KFD doorbell and MMIO-remap BOs, imports), doorbell-domain and
+    /// on-chip (GDS/GWS/OA) BOs. Caching doorbell or register writes in the GPU would be wrong.
+    Never = 4,
+    /// A BO, but no valid layout to read it with.
+    Unknown = 5,
+}
+
+impl BoClass {
+    /// Every class, in numeric order.
+    pub const ALL: [BoClass; 6] = [
+        BoClass::None,
+        BoClass::Memory,
+        BoClass::Coherent,
+        BoClass::Uncached,
+        BoClass::Never,
+        BoClass::Unknown,
+    ];
+
+    /// Short stable name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BoClass::None => "none",
+            BoClass::Memory => "memory",
+            BoClass::Coherent => "coherent",
+            BoClass::Uncached => "uncached",
+            BoClass::Never => "never",
+            BoClass::Unknown => "unknown",
+        }
+    }
+
+    /// The class for a numeric value (the ABI's).
+    pub const fn from_u32(v: u32) -> Option<BoClass> {
+        match v {
+            0 => Some(BoClass::None),
+            1 => Some(BoClass::Memory),
+            2 => Some(BoClass::Coherent),
+            3 => Some(BoClass::Uncached),
+            4 => Some(BoClass::Never),
+            5 => Some(BoClass::Unknown),
+            _ => None,
+        }
+    }
+}
+
+/// What [`classify`] reads from one BO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoFields {
+    /// `bo->preferred_domains`.
+    pub preferred_domains: u32,
+    /// `bo->flags`.
+    pub flags: u64,
+    /// `bo->tbo.type`.
+    pub ttm_type: u32,
+}
+
+/// Classifies a BO from its fields; `None` if they break an invariant every amdgpu BO keeps
+/// (a known TTM type, known creation flags, at least one and only known domains), which
+/// means the layout they were read with is wrong.
+pub const fn classify(f: BoFields) -> Option<BoClass> {
+    if f.ttm_type > TTM_BO_TYPE_SG
+        || f.flags & !CREATE_KNOWN != 0
+        || f.preferred_domains == 0
+        || f.preferred_domains & !DOMAIN_MASK != 0
+    {
+        return None;
+    }
+    if f.ttm_type == TTM_BO_TYPE_SG
+        || f.preferred_domains & !(DOMAIN_CPU | DOMAIN_GTT | DOMAIN_VRAM) != 0
+    {
+        return Some(BoClass::Never);
+    }
+    if f.flags & (CREATE_COHERENT | CREATE_EXT_COHERENT) != 0 {
+        return Some(BoClass::Coherent);
+    }
+    if f.flags & CREATE_UNCACHED != 0 {
+        return Some(BoClass::Uncached);
+    }
+    Some(BoClass::Memory)
+}
+
+/// Byte offsets of the fields [`classify`] needs in `struct amdgpu_bo`, and its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoLayout {
+    /// `sizeof(struct amdgpu_bo)`.
+    pub size: u32,
+    /// `offsetof(struct amdgpu_bo, preferred_domains)` (u32).
+    pub preferred_domains: u32,
+    /// `offsetof(struct amdgpu_bo, tbo)` (struct ttm_buffer_object).
+    pub tbo: u32,
+    /// `offsetof(struct amdgpu_bo, flags)` (u64).
+    pub flags: u32,
+}
+
+/// Why a layout was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutError {
+    /// Larger than any plausible `amdgpu_bo` (64 KiB).
+    Size,
+    /// A field lies (partly) outside the struct.
+    OutOfBounds,
+    /// A field is not aligned to its type.
+    Misaligned,
+    /// Two fields overlap.
+    Overlap,
+}
+
+impl BoLayout {
+    /// The largest `amdgpu_bo` accepted.
+    pub const MAX_SIZE: u32 = 64 * 1024;
+
+    /// Checks that the fields fit, do not overlap and are aligned, given the size of
+    /// `struct ttm_buffer_object` (known to the module from the kernel's public headers).
+    pub const fn check(&self, ttm_bo_size: u32) -> Result<(), LayoutError> {
+        let l = self;
+        if l.size > Self::MAX_SIZE || ttm_bo_size > Self::MAX_SIZE {
+            return Err(LayoutError::Size);
+        }
+        // All sums below are of values <= 64 KiB: no overflow.
+        if l.preferred_domains + 4 > l.size || l.flags + 8 > l.size || l.tbo + ttm_bo_size > l.size
+        {
+            return Err(LayoutError::OutOfBounds);
+        }
+        if !l.preferred_domains.is_multiple_of(4)
+            || !l.flags.is_multiple_of(8)
+            || !l.tbo.is_multiple_of(8)
+        {
+            return Err(LayoutError::Misaligned);
+        }
+        if overlaps(l.preferred_domains, 4, l.flags, 8)
+            || overlaps(l.preferred_domains, 4, l.tbo, ttm_bo_size)
+            || overlaps(l.flags, 8, l.tbo, ttm_bo_size)
+        {
+            return Err(LayoutError::Overlap);
+        }
+        Ok(())
+    }
+
+    /// Parses `size=N preferred_domains=N tbo=N flags=N` (decimal, any order, each once, all
+    /// four), as [`fmt::Display`] prints it; one trailing newline allowed.
+    pub fn parse(input: &[u8]) -> Option<BoLayout> {
+        let input = match input.split_last() {
+            Some((b'\n', rest)) => rest,
+            _ => input,
+        };
+        let mut v: [Option<u32>; 4] = [None; 4];
+        for item in input.split(|&c| c == b' ') {
+            let eq = item.iter().position(|&c| c == b'=')?;
+            let (key, val) = (&item[..eq], &item[eq + 1..]);
+            let i = match key {
+                b"size" => 0,
+                b"preferred_domains" => 1,
+                b"tbo" => 2,
+                b"flags" => 3,
+                _ => return None,
+            };
+            if v[i].is_some() {
+                return None;
+            }
+            v[i] = Some(decimal(val)?);
+        }
+        Some(BoLayout {
+            size: v[0]?,
+            preferred_domains: v[1]?,
+            tbo: v[2]?,
+            flags: v[3]?,
+        })
+    }
+}
+
+const fn overlaps(a: u32, alen: u32, b: u32, blen: u32) -> bool {
+    a < b + blen && b < a + alen
+}
+
+fn decimal(digits: &[u8]) -> Option<u32> {
+    if digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    let mut n: u32 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u32::from(c - b'0');
+    }
+    Some(n)
+}
+
+impl fmt::Display for BoLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "size={} preferred_domains={} tbo={} flags={}",
+            self.size, self.preferred_domains, self.tbo, self.flags
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GTT: BoFields = BoFields {
+        preferred_domains: DOMAIN_GTT,
+        flags: 0,
+        ttm_type: TTM_BO_TYPE_DEVICE,
+    };
+
+    #[test]
+    fn classes_of_the_bos_rocm_makes() {
+        let c = |f: BoFields| classify(f);
+        assert_eq!(c(GTT), Some(BoClass::Memory));
+        let vram = BoFields {
+            preferred_domains: DOMAIN_VRAM,
+            ..GTT
+        };
+        assert_eq!(c(vram), Some(BoClass::Memory));
+        let userptr = BoFields {
+            flags: KFD_CREATE_USERPTR,
+            ..GTT
+        };
+        assert_eq!(c(userptr), Some(BoClass::Memory));
+        let host_malloc = BoFields {
+            flags: CREATE_COHERENT,
+            ..GTT
+        };
+        assert_eq!(c(host_malloc), Some(BoClass::Coherent));
+        let ext = BoFields {
+            flags: CREATE_EXT_COHERENT,
+            ..vram
+        };
+        assert_eq!(c(ext), Some(BoClass::Coherent));
+        let uncached = BoFields {
+            flags: CREATE_UNCACHED,
+            ..GTT
+        };
+        assert_eq!(c(uncached), Some(BoClass::Uncached));
+        // KFD doorbell / MMIO-remap: sg BO, created COHERENT by userspace.
+        let doorbell = BoFields {
+            ttm_type: TTM_BO_TYPE_SG,
+            flags: CREATE_COHERENT,
+            ..GTT
+        };
+        assert_eq!(c(doorbell), Some(BoClass::Never));
+        let gem_doorbell = BoFields {
+            preferred_domains: DOMAIN_DOORBELL,
+            ..GTT
+        };
+        assert_eq!(c(gem_doorbell), Some(BoClass::Never));
+        let gds = BoFields {
+            preferred_domains: 0x8,
+            ..GTT
+        };
+        assert_eq!(c(gds), Some(BoClass::Never));
+    }
+
+    #[test]
+    fn fields_read_through_a_wrong_layout_are_refused() {
+        for bad in [
+            BoFields { ttm_type: 3, ..GTT },
+            BoFields {
+                flags: 1 << 40,
+                ..GTT
+            },
+            BoFields {
+                preferred_domains: 0,
+                ..GTT
+            },
+            BoFields {
+                preferred_domains: 0x80,
+                ..GTT
+            },
+        ] {
+            assert_eq!(classify(bad), None, "{bad:?}");
+        }
+    }
+
+    const REAL: BoLayout = BoLayout {
+        size: 1344,
+        preferred_domains: 0,
+        tbo: 56,
+        flags: 1256,
+    };
+
+    #[test]
+    fn layout_check() {
+        assert_eq!(REAL.check(1000), Ok(()));
+        assert_eq!(REAL.check(1300), Err(LayoutError::OutOfBounds));
+        let big = BoLayout {
+            size: 70_000,
+            ..REAL
+        };
+        assert_eq!(big.check(1000), Err(LayoutError::Size));
+        let mis = BoLayout {
+            flags: 1252,
+            ..REAL
+        };
+        assert_eq!(mis.check(1000), Err(LayoutError::Misaligned));
+        let ovl = BoLayout { flags: 64, ..REAL };
+        assert_eq!(ovl.check(1000), Err(LayoutError::Overlap));
+        let ovl2 = BoLayout {
+            preferred_domains: 1256,
+            ..REAL
+        };
+        assert_eq!(ovl2.check(1000), Err(LayoutError::Overlap));
+    }
+
+    #[test]
+    fn layout_parse_round_trip_and_errors() {
+        assert_eq!(BoLayout::parse(REAL.to_string().as_bytes()), Some(REAL));
+        assert_eq!(
+            BoLayout::parse(b"flags=1256 tbo=56 size=1344 preferred_domains=0\n"),
+            Some(REAL)
+        );
+        for bad in [
+            &b""[..],
+            b"none",
+            b"size=1344 preferred_domains=0 tbo=56",
+            b"size=1344 preferred_domains=0 tbo=56 flags=1256 flags=1256",
+            b"size=1344 preferred_domains=0 tbo=56 flags=-1",
+            b"size=1344 preferred_domains=0 tbo=56 flags=0x10",
+            b"size=1344 preferred_domains=0 tbo=56 flags=9999999999",
+            b"size=1344 preferred_domains=0 tbo=56 flags=1256 extra=1",
+            b"size=1344  preferred_domains=0 tbo=56 flags=1256",
+        ] {
+            assert_eq!(
+                BoLayout::parse(bad),
+                None,
+                "{:?}",
+                core::str::from_utf8(bad)
+            );
+        }
+    }
+}

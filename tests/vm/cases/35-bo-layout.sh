@@ -1,0 +1,35 @@
+# The amdgpu_bo layout: refused when it cannot be right, used when set, and dropped (no BO
+# touched, status says so) as soon as a BO read through it breaks an invariant.
+mtype_down
+harness_up
+modprobe rdna1_mtype mode=enforce
+eq "$(cat $PARAMS/bo_layout)" none "layout at load"
+eq "$(cat $PARAMS/bo_layout_status)" unset "status at load"
+good=$(cat /sys/kernel/debug/rdna1_mtype_harness/layout)
+size=$(echo "$good" | tr ' ' '\n' | grep ^size= | cut -d= -f2)
+for bad in "size=70000 preferred_domains=0 tbo=56 flags=64" \
+	"size=$size preferred_domains=0 tbo=8 flags=$size" \
+	"size=$size preferred_domains=2 tbo=8 flags=16" \
+	"size=$size preferred_domains=0 tbo=8 flags=8" \
+	"size=$size" "garbage" "size=1 size=1 preferred_domains=0 tbo=0 flags=0"; do
+	if printf '%s' "$bad" >$PARAMS/bo_layout 2>/dev/null; then fail "layout '$bad' accepted"; fi
+	eq "$(cat $PARAMS/bo_layout)" none "layout after writing '$bad'"
+done
+layout_set
+eq "$(cat $PARAMS/bo_layout)" "$good" "layout read back"
+eq "$(cat $PARAMS/bo_layout_status)" ok status
+eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO with layout"
+# A BO no amdgpu BO can be (what a wrong layout reads) disables classification.
+eq "$(mtype_name "$(call "$(req CC)" corrupt "$IN")")" CC "corrupt BO"
+eq "$(cat $PARAMS/bo_layout_status)" invalid "status after a corrupt BO"
+dmesg | grep -q 'rdna1_mtype: amdgpu_bo layout failed validation' || fail "no dmesg line"
+eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" CC "memory BO after the layout failed"
+eq "$(mtype_name "$(call "$(req CC)" none "$IN")")" NC "no BO: still enforced"
+# Setting a layout again re-enables it; none clears it.
+layout_set
+eq "$(cat $PARAMS/bo_layout_status)" ok "status after setting again"
+eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO again"
+echo none >$PARAMS/bo_layout
+eq "$(cat $PARAMS/bo_layout_status)" unset "status after none"
+eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" CC "memory BO without layout"
+rmmod rdna1_mtype
