@@ -1,6 +1,8 @@
 //! `rdna1ctl`: reads and sets the policy of the `rdna1_mtype` kernel module and checks it.
 
+mod bo_layout;
 mod gpus;
+mod layout_cmd;
 mod module_state;
 mod status;
 mod sysroot;
@@ -40,6 +42,18 @@ enum Command {
     ///
     /// Example: `rdna1ctl status`
     Status,
+    /// Show `struct amdgpu_bo`'s layout from this kernel's module BTF (/sys/kernel/btf/amdgpu)
+    /// next to the module's, and with --apply give it to the module.
+    ///
+    /// The module classifies buffer objects (coherent, uncached, doorbell, ...) only once it
+    /// knows this layout; until then it leaves every BO alone.
+    ///
+    /// Example: `sudo rdna1ctl layout --apply`
+    Layout {
+        /// Write the layout to the module (root only).
+        #[arg(long)]
+        apply: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -47,6 +61,7 @@ fn main() -> ExitCode {
     let root = SysRoot::new(cli.root);
     let result = match cli.command {
         Command::Status => status::run(&root, &mut std::io::stdout().lock()),
+        Command::Layout { apply } => layout_cmd::run(&root, apply, &mut std::io::stdout().lock()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

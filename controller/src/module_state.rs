@@ -1,7 +1,8 @@
 //! What sysfs says about the loaded `rdna1_mtype` module.
 
 use anyhow::{Context, Result};
-use rdna1_mtype_shared::policy::{Mode, Scope};
+use rdna1_mtype_shared::bo::BoLayout;
+use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
 
 use crate::sysroot::SysRoot;
 
@@ -20,6 +21,11 @@ pub struct LoadedModule {
     pub version: String,
     pub mode: Mode,
     pub scope: Scope,
+    pub classes: Classes,
+    /// The amdgpu_bo layout the module classifies BOs with, if any.
+    pub bo_layout: Option<BoLayout>,
+    /// `unset`, `ok` or `invalid`.
+    pub bo_layout_status: String,
     /// Whether the hook on amdgpu's `gmc_v10_0_get_vm_pte` is registered.
     pub armed: bool,
 }
@@ -48,6 +54,18 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
     let scope = Scope::parse(scope_text.as_bytes()).with_context(|| {
         format!("the module reports an unknown scope {scope_text:?}: rdna1ctl and the module differ in version")
     })?;
+    let classes_text = attr("parameters/classes")?;
+    let classes = Classes::parse(classes_text.as_bytes()).with_context(|| {
+        format!("the module reports unknown classes {classes_text:?}: rdna1ctl and the module differ in version")
+    })?;
+    let layout_text = attr("parameters/bo_layout")?;
+    let bo_layout = match layout_text.as_str() {
+        "none" => None,
+        t => Some(BoLayout::parse(t.as_bytes()).with_context(|| {
+            format!("the module reports a bo_layout rdna1ctl cannot read: {t:?}")
+        })?),
+    };
+    let bo_layout_status = attr("parameters/bo_layout_status")?;
     let armed = match attr("parameters/armed")?.as_str() {
         "Y" | "1" => true,
         "N" | "0" => false,
@@ -57,6 +75,9 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
         version,
         mode,
         scope,
+        classes,
+        bo_layout,
+        bo_layout_status,
         armed,
     }))
 }

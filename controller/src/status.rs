@@ -31,6 +31,19 @@ fn render(module: &ModuleState, gpus: &[Gpu], out: &mut impl Write) -> std::io::
             writeln!(out, "module:  rdna1_mtype {} loaded", m.version)?;
             writeln!(out, "mode:    {}", m.mode.name())?;
             writeln!(out, "scope:   {}", m.scope)?;
+            writeln!(out, "classes: {}", m.classes)?;
+            match (m.bo_layout_status.as_str(), m.bo_layout) {
+                ("ok", Some(l)) => writeln!(out, "layout:  amdgpu_bo {l}")?,
+                ("invalid", _) => writeln!(
+                    out,
+                    "layout:  INVALID (a BO read through it broke an invariant): no BO is modified; \
+                     run `sudo rdna1ctl layout --apply` on this kernel"
+                )?,
+                _ => writeln!(
+                    out,
+                    "layout:  unset: no BO is modified, only SVM ranges; run `sudo rdna1ctl layout --apply`"
+                )?,
+            }
             if m.armed {
                 writeln!(out, "hook:    armed on amdgpu gmc_v10_0_get_vm_pte")?;
             } else {
@@ -64,7 +77,7 @@ mod tests {
     use super::*;
     use crate::module_state::LoadedModule;
     use rdna1_mtype_shared::devices::Rdna1Chip;
-    use rdna1_mtype_shared::policy::{Mode, Scope};
+    use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
 
     fn text(m: &ModuleState, g: &[Gpu]) -> String {
         let mut v = Vec::new();
@@ -86,6 +99,9 @@ mod tests {
             version: "0.1.0".into(),
             mode: Mode::Enforce,
             scope: Scope::Rdna1,
+            classes: Classes::DEFAULT,
+            bo_layout: None,
+            bo_layout_status: "unset".into(),
             armed: false,
         });
         let g = [Gpu {
@@ -98,6 +114,8 @@ mod tests {
         assert!(t.contains("rdna1_mtype 0.1.0 loaded"), "{t}");
         assert!(t.contains("mode:    enforce"), "{t}");
         assert!(t.contains("scope:   rdna1"), "{t}");
+        assert!(t.contains("classes: coherent"), "{t}");
+        assert!(t.contains("layout:  unset"), "{t}");
         assert!(t.contains("not armed"), "{t}");
         assert!(
             t.contains("0000:03:00.0 [1002:731f] RDNA1 navi10 gfx1010, driver amdgpu"),

@@ -23,6 +23,10 @@ fn rdna1_machine_in_enforce() {
     assert!(out.contains("mode:    enforce"), "{out}");
     assert!(out.contains("hook:    armed"), "{out}");
     assert!(
+        out.contains("layout:  amdgpu_bo size=1336 preferred_domains=0 tbo=56 flags=1240"),
+        "{out}"
+    );
+    assert!(
         out.contains("0000:03:00.0 [1002:731f] RDNA1 navi10 gfx1010, driver amdgpu"),
         "{out}"
     );
@@ -49,6 +53,9 @@ fn unknown_mode_is_an_error_that_names_the_file() {
     std::fs::write(params.join("mode"), "turbo\n").unwrap();
     std::fs::write(params.join("armed"), "Y\n").unwrap();
     std::fs::write(params.join("scope"), "rdna1\n").unwrap();
+    std::fs::write(params.join("classes"), "coherent\n").unwrap();
+    std::fs::write(params.join("bo_layout"), "none\n").unwrap();
+    std::fs::write(params.join("bo_layout_status"), "unset\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
         .args(["--root", dir.to_str().unwrap(), "status"])
         .output()
