@@ -204,6 +204,18 @@ void rdna1_mtype_hook_exit(void)
  */
 static DEFINE_MUTEX(rdna1_policy_lock);
 
+void rdna1_mtype_policy_lock(void)
+{
+	mutex_lock(&rdna1_policy_lock);
+}
+
+void rdna1_mtype_policy_unlock(void)
+{
+	mutex_unlock(&rdna1_policy_lock);
+}
+
+const char rdna1_mtype_version[24] = RDNA1_MTYPE_VERSION;
+
 static int rdna1_policy_set(const char *val, const struct kernel_param *kp)
 {
 	u32 field = (u32)(uintptr_t)kp->arg;

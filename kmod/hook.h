@@ -35,6 +35,11 @@ extern const u32 rdna1_ttm_bo_type_offset;
 /* C, called from Rust module init/exit. */
 int rdna1_mtype_hook_init(void);
 void rdna1_mtype_hook_exit(void);
+/* C, for Rust's ioctl path: the lock policy writers hold (may sleep). */
+void rdna1_mtype_policy_lock(void);
+void rdna1_mtype_policy_unlock(void);
+/* The module version (Cargo.toml), NUL-padded. */
+extern const char rdna1_mtype_version[24];
 
 /* Rust. on_pte runs in the probe's exit handler (RCU-sched read side, may not sleep). */
 void rdna1_mtype_on_pte(const struct rdna1_pte_call *call);

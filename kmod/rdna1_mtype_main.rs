@@ -11,9 +11,14 @@ use core::cell::UnsafeCell;
 use core::fmt::Write;
 
 use kernel::ffi::{c_char, c_int};
+use kernel::miscdevice::{MiscDeviceOptions, MiscDeviceRegistration};
 use kernel::prelude::*;
 use kernel::sync::atomic::{Acquire, Atomic, Relaxed, Release};
 
+#[path = "../shared/src/abi.rs"]
+#[allow(dead_code)]
+/// The /dev/rdna1_mtype ioctl ABI (shared with rdna1ctl).
+pub mod abi;
 #[path = "../shared/src/bo.rs"]
 #[allow(dead_code)]
 /// BO classes and the `amdgpu_bo` layout (shared with rdna1ctl).
@@ -35,6 +40,8 @@ pub mod policy;
 /// GFX10 PTE bits (shared with rdna1ctl).
 pub mod pte;
 
+mod control;
+mod events;
 mod stats;
 
 use bo::{BoClass, BoFields, BoLayout};
@@ -72,6 +79,15 @@ const FIELD_BO_LAYOUT_STATUS: u32 = 4;
 unsafe extern "C" {
     static rdna1_ttm_bo_size: u32;
     static rdna1_ttm_bo_type_offset: u32;
+    static rdna1_mtype_version: [u8; 24];
+    fn rdna1_mtype_policy_lock();
+    fn rdna1_mtype_policy_unlock();
+}
+
+/// The module version, NUL-padded.
+pub(crate) fn version() -> [u8; 24] {
+    // SAFETY: a constant defined in hook.c.
+    unsafe { rdna1_mtype_version }
 }
 
 /// Everything the hook reads per call, published as one unit.
@@ -105,7 +121,7 @@ static ACTIVE: Atomic<u32> = Atomic::new(0);
 
 /// The state in force. Called from the probe handler (an RCU-sched read-side section) or with
 /// rdna1_policy_lock held.
-fn current() -> State {
+pub(crate) fn current() -> State {
     let i = (ACTIVE.load(Acquire) & 1) as usize;
     // SAFETY: slot `i` is active: no writer touches it until a grace period after it stops
     // being active, and our caller is inside a read-side section or holds the writer lock.
@@ -132,30 +148,79 @@ unsafe extern "C" {
     fn rdna1_mtype_hook_exit();
 }
 
-struct Rdna1Mtype;
+/// The armed hook (hook.c); dropping it disarms and waits until no handler runs.
+struct Hook;
 
-impl kernel::Module for Rdna1Mtype {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        // SAFETY: called once, from module init, before anything else of hook.c is used
-        // (module parameters only touch the policy and the stats).
+impl Hook {
+    fn arm() -> Result<Hook> {
+        // SAFETY: called once, from module init, before the hook can run.
+        unsafe { events::init() };
+        // SAFETY: called once, from module init; undone by `Drop` (and only if it succeeded).
         kernel::error::to_result(unsafe { rdna1_mtype_hook_init() })?;
-        let p = current().policy;
-        pr_info!(
-            "loaded, mode {}, scope {}\n",
-            p.mode.name(),
-            format_args!("{}", p.scope)
-        );
-        Ok(Rdna1Mtype)
+        Ok(Hook)
     }
 }
 
-impl Drop for Rdna1Mtype {
+impl Drop for Hook {
     fn drop(&mut self) {
-        // SAFETY: init succeeded (this value exists), so the hook state is initialised;
-        // this runs once, at module exit. It waits until no probe handler runs.
+        // SAFETY: `arm` succeeded (this value exists); runs once, at module exit or when
+        // registering the device failed. It waits until no probe handler runs.
         unsafe { rdna1_mtype_hook_exit() };
         pr_info!("unloaded: nothing armed\n");
     }
+}
+
+#[pin_data]
+struct Rdna1Mtype {
+    /// Dropped first: no new decision once unloading starts.
+    _hook: Hook,
+    #[pin]
+    _control: MiscDeviceRegistration<control::Control>,
+}
+
+impl kernel::InPlaceModule for Rdna1Mtype {
+    fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            _hook: Hook::arm()?,
+            _control <- MiscDeviceRegistration::register(MiscDeviceOptions { name: c"rdna1_mtype" }),
+        })
+        .pin_chain(|_| {
+            let p = current().policy;
+            pr_info!(
+                "loaded, mode {}, scope {}, classes {}\n",
+                p.mode.name(),
+                format_args!("{}", p.scope),
+                format_args!("{}", p.classes)
+            );
+            Ok(())
+        })
+    }
+}
+
+/// Sets the whole policy (`SET_POLICY`), keeping the layout.
+pub(crate) fn set_policy(policy: Policy) {
+    // SAFETY: process context (an ioctl), may sleep; released below on every path.
+    unsafe { rdna1_mtype_policy_lock() };
+    let old = current();
+    if old.policy != policy {
+        // SAFETY: we hold rdna1_policy_lock and may sleep.
+        unsafe { publish(State { policy, ..old }) };
+        log_policy(&policy, &old.policy);
+    }
+    // SAFETY: taken above.
+    unsafe { rdna1_mtype_policy_unlock() };
+}
+
+fn log_policy(n: &Policy, o: &Policy) {
+    pr_info!(
+        "policy: mode {} scope {} classes {} (was mode {} scope {} classes {})\n",
+        n.mode.name(),
+        format_args!("{}", n.scope),
+        format_args!("{}", n.classes),
+        o.mode.name(),
+        format_args!("{}", o.scope),
+        format_args!("{}", o.classes)
+    );
 }
 
 /// Applies the policy to the PTE flags `gmc_v10_0_get_vm_pte` just computed, and counts.
@@ -194,7 +259,47 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
         // SAFETY: as above.
         unsafe { c.flags.write(new) };
     }
-    stats::record(device.as_ref(), pte::mtype_bits(computed), decision);
+    let before = pte::mtype_bits(computed);
+    stats::record(device.as_ref(), before, decision);
+    if !matches!(
+        decision,
+        Decision::Keep(policy::Skip::ModeOff | policy::Skip::AlreadyNc)
+    ) {
+        log_event(c, &call, before, decision);
+    }
+}
+
+/// Appends one decision to the event ring.
+fn log_event(c: &PteCall, call: &Call, before: u8, decision: Decision) {
+    let written = match decision {
+        Decision::Rewrite(f) => pte::mtype_bits(f),
+        _ => before,
+    };
+    let (action, skip) = abi::Event::action_of(decision);
+    let task = kernel::task::Task::current_raw();
+    // SAFETY: `current` is valid for the whole call; pid and comm are plain fields (comm may
+    // change concurrently: a torn name is harmless, as with get_task_comm).
+    let (pid, comm) = unsafe { ((*task).pid, (*task).comm) };
+    let ev = abi::Event {
+        seq: 0,
+        // SAFETY: ktime_get() may be called from any context but NMI; this is a probe on a
+        // process-context function.
+        time_ns: unsafe { kernel::bindings::ktime_get() } as u64,
+        pid: pid as u32,
+        dev_addr: c.dev_addr,
+        vendor: c.dev_vendor,
+        device: c.dev_device,
+        vm_flags: c.vm_flags,
+        comm,
+        before,
+        written,
+        class: call.bo as u8,
+        action,
+        skip,
+        dev_known: c.dev_known,
+        reserved: [0; 2],
+    };
+    events::push(ev);
 }
 
 /// The class of the BO at `bo`, read through `layout`.
@@ -299,17 +404,8 @@ unsafe extern "C" fn rdna1_mtype_policy_store(field: u32, val: *const c_char, le
             None => pr_info!("amdgpu_bo layout cleared: BOs are not classified\n"),
         }
     }
-    let (n, o) = (&new.policy, &old.policy);
-    if n != o {
-        pr_info!(
-            "policy: mode {} scope {} classes {} (was mode {} scope {} classes {})\n",
-            n.mode.name(),
-            format_args!("{}", n.scope),
-            format_args!("{}", n.classes),
-            o.mode.name(),
-            format_args!("{}", o.scope),
-            format_args!("{}", o.classes)
-        );
+    if new.policy != old.policy {
+        log_policy(&new.policy, &old.policy);
     }
     0
 }

@@ -10,6 +10,7 @@ use core::fmt::{self, Write};
 
 use kernel::sync::atomic::{Atomic, Relaxed};
 
+use crate::abi::{self, StatsArg};
 use crate::pci::{DeviceId, PciAddr, SliceWriter};
 use crate::policy::{Decision, Skip};
 
@@ -127,4 +128,42 @@ pub(crate) fn write_all(w: &mut SliceWriter<'_>) -> fmt::Result {
         write_slot(w, format_args!("other-devices -"), &TABLE[OVERFLOW_SLOT])?;
     }
     Ok(())
+}
+
+/// Fills `out` with the `out.index`-th counter set in use, in the order `write_all` prints
+/// them (devices, then unidentified, then overflow); false past the last.
+pub(crate) fn fill(out: &mut StatsArg) -> bool {
+    let in_use = |&i: &usize| match i {
+        UNKNOWN_SLOT | OVERFLOW_SLOT => TABLE[i].calls.load(Relaxed) != 0,
+        _ => TABLE[i].key.load(Relaxed) != FREE,
+    };
+    let Some(i) = (UNKNOWN_SLOT + 1..OVERFLOW_SLOT)
+        .chain([UNKNOWN_SLOT, OVERFLOW_SLOT])
+        .filter(in_use)
+        .nth(out.index as usize)
+    else {
+        return false;
+    };
+    let s = &TABLE[i];
+    let ident = s.ident.load(Relaxed);
+    out.kind = match i {
+        UNKNOWN_SLOT => abi::STATS_UNKNOWN_DEVICE,
+        OVERFLOW_SLOT => abi::STATS_OTHER_DEVICES,
+        _ => abi::STATS_DEVICE,
+    };
+    out.addr = s.key.load(Relaxed) as u32;
+    out.vendor = (ident >> 16) as u16;
+    out.device = ident as u16;
+    out.skip_count = Skip::COUNT as u32;
+    out.reserved = 0;
+    out.calls = s.calls.load(Relaxed);
+    for m in 0..4 {
+        out.rewritten[m] = s.rewritten[m].load(Relaxed);
+        out.would_rewrite[m] = s.would_rewrite[m].load(Relaxed);
+    }
+    out.skipped = [0; abi::STATS_SKIP_SLOTS];
+    for (dst, src) in out.skipped.iter_mut().zip(s.skipped.iter()) {
+        *dst = src.load(Relaxed);
+    }
+    true
 }

@@ -22,7 +22,7 @@ cargo test -q --workspace --locked 2>&1 | tee "$out/cargo-test.log"
 kb=$("$top/tests/vm/prepare.sh" "$out")
 
 log "kernel rustfmt (the module's Rust, in the kernel's own style)"
-rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/rdna1_mtype_main.rs kmod/stats.rs
+rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/*.rs
 
 log "checkpatch"
 "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict -f kmod/hook.c kmod/hook.h \

@@ -1,9 +1,12 @@
 //! `rdna1ctl`: reads and sets the policy of the `rdna1_mtype` kernel module and checks it.
 
 mod bo_layout;
+mod device;
+mod events_cmd;
 mod gpus;
 mod layout_cmd;
 mod module_state;
+mod set_cmd;
 mod status;
 mod sysroot;
 
@@ -11,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
 
 use crate::sysroot::SysRoot;
 
@@ -54,6 +58,32 @@ enum Command {
         #[arg(long)]
         apply: bool,
     },
+    /// Change the policy (root only), in one atomic step, and print it as the module reads it
+    /// back. Options not given keep their value.
+    ///
+    /// Example: `sudo rdna1ctl set --mode audit --scope rdna1`
+    Set {
+        /// off (pass through), audit (count what enforce would change) or enforce (write NC).
+        #[arg(long, value_parser = set_cmd::parse_mode)]
+        mode: Option<Mode>,
+        /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0).
+        #[arg(long, value_parser = set_cmd::parse_scope)]
+        scope: Option<Scope>,
+        /// BO classes whose forced UC is rewritten: coherent, uncached, coherent,uncached, none.
+        #[arg(long, value_parser = set_cmd::parse_classes)]
+        classes: Option<Classes>,
+    },
+    /// Show the module's decision log: who mapped what on which device, the MTYPE requested,
+    /// computed and written, the BO class and what was done, with the count of lost events.
+    ///
+    /// Calls that were already NC, or made in mode off, are counted in the stats, not logged.
+    ///
+    /// Example: `sudo rdna1ctl events --follow`
+    Events {
+        /// Keep printing new events until interrupted.
+        #[arg(long)]
+        follow: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -62,6 +92,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Status => status::run(&root, &mut std::io::stdout().lock()),
         Command::Layout { apply } => layout_cmd::run(&root, apply, &mut std::io::stdout().lock()),
+        Command::Set {
+            mode,
+            scope,
+            classes,
+        } => set_cmd::run(&root, mode, scope, classes, &mut std::io::stdout().lock()),
+        Command::Events { follow } => events_cmd::run(&root, follow, &mut std::io::stdout().lock()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,6 +4,11 @@ use std::io::Write;
 
 use anyhow::Result;
 
+use rdna1_mtype_shared::abi::{StatsArg, STATS_DEVICE, STATS_OTHER_DEVICES};
+use rdna1_mtype_shared::pci::PciAddr;
+use rdna1_mtype_shared::policy::Skip;
+
+use crate::device::Device;
 use crate::gpus::{self, Gpu};
 use crate::module_state::{self, ModuleState};
 use crate::sysroot::SysRoot;
@@ -12,6 +17,46 @@ pub fn run(root: &SysRoot, out: &mut impl Write) -> Result<()> {
     let module = module_state::read(root)?;
     let gpus = gpus::discover(root)?;
     render(&module, &gpus, out)?;
+    if matches!(module, ModuleState::Loaded(_)) {
+        match Device::open(root).and_then(|d| d.stats()) {
+            Ok(stats) => render_stats(&stats, out)?,
+            Err(e) => writeln!(out, "stats:   unavailable: {e:#}")?,
+        }
+    }
+    Ok(())
+}
+
+/// One line per counter set the module keeps.
+fn render_stats(stats: &[StatsArg], out: &mut impl Write) -> std::io::Result<()> {
+    if stats.is_empty() {
+        return writeln!(out, "stats:   no call seen yet");
+    }
+    for s in stats {
+        let who = match s.kind {
+            STATS_DEVICE => format!(
+                "{} [{:04x}:{:04x}]",
+                PciAddr::from_raw(s.addr),
+                s.vendor,
+                s.device
+            ),
+            STATS_OTHER_DEVICES => "other devices".to_owned(),
+            _ => "unidentified".to_owned(),
+        };
+        let r = &s.rewritten;
+        let w = &s.would_rewrite;
+        write!(
+            out,
+            "stats:   {who}: {} calls, rewritten WC {} CC {} UC {}, would rewrite WC {} CC {} UC {}",
+            s.calls, r[1], r[2], r[3], w[1], w[2], w[3]
+        )?;
+        for why in Skip::ALL {
+            let n = s.skipped.get(why as usize).copied().unwrap_or(0);
+            if n != 0 {
+                write!(out, ", {} {n}", why.name())?;
+            }
+        }
+        writeln!(out)?;
+    }
     Ok(())
 }
 

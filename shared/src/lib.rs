@@ -6,6 +6,7 @@
 //! paths that exist in both crates.
 #![cfg_attr(not(test), no_std)]
 
+pub mod abi;
 pub mod bo;
 pub mod devices;
 pub mod pci;

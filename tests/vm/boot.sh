@@ -32,7 +32,8 @@ if [ "$job" = test ]; then
 		echo "VM: no test summary" >&2
 		fail=1
 	elif [ "${summary#* passed, }" != "0 failed" ]; then
-		grep -E '^(FAIL|  )' "$log" >&2
+		# Each failed case with its indented output.
+		awk '/^(PASS|FAIL) /{show = /^FAIL/} show' "$log" >&2
 		fail=1
 	fi
 	echo "VM tests: ${summary:-none} (${secs}s, log $log)" >&2

@@ -17,7 +17,9 @@ mkdir -p "$root/lib/modules/$rel/updates"
 cp "$top/kmod/rdna1_mtype.ko" "$root/lib/modules/$rel/updates/"
 cp "$top/tests/harness/rdna1_mtype_harness.ko" "$root/opt/rdna1/"
 depmod -b "$root" "$rel"
-cp "$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl" "$root/usr/bin/rdna1ctl"
+for b in rdna1ctl rdna1-abi-probe; do
+	cp "$top/target/vm/x86_64-unknown-linux-gnu/release/$b" "$root/usr/bin/$b"
+done
 cp "$here/init" "$root/init"
 cp -r "$here/guest" "$root/opt/rdna1/guest"
 cp -r "$here/cases" "$root/opt/rdna1/cases"

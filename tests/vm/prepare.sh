@@ -20,10 +20,10 @@ if grep -E 'warning|error' "$out/kmod-build.log" >&2; then die "rdna1_mtype.ko b
 make -s -C "$kb" M="$top/tests/harness" modules >"$out/harness-build.log" 2>&1 ||
 	{ cat "$out/harness-build.log" >&2; die "test harness module did not build"; }
 
-log "building static rdna1ctl for the VM"
+log "building static rdna1ctl and rdna1-abi-probe for the VM"
 # --target keeps crt-static off the proc-macro crates, which must stay dynamic.
 (cd "$top" && RUSTFLAGS="-C target-feature=+crt-static" cargo build -q --release --locked \
-	-p rdna1ctl --target x86_64-unknown-linux-gnu --target-dir target/vm)
+	-p rdna1ctl -p rdna1-abi-probe --target x86_64-unknown-linux-gnu --target-dir target/vm)
 
 "$here/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"
 echo "$kb"

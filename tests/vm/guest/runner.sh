@@ -1,5 +1,5 @@
 # In-VM test runner: runs every case in /opt/rdna1/cases in name order, each in its own
-# shell, and prints "PASS name" or "FAIL name" with the case's output indented, then the
+# shell, and prints "PASS name" or "FAIL name", the case's output indented below it, then the
 # closing "N passed, N failed" line the host (and CI) read.
 passed=0 failed=0
 for t in /opt/rdna1/cases/*.sh; do
@@ -11,8 +11,8 @@ for t in /opt/rdna1/cases/*.sh; do
 		passed=$((passed + 1))
 	else
 		echo "FAIL $name (exit $rc)"
-		echo "$out" | sed 's/^/  /'
 		failed=$((failed + 1))
 	fi
+	[ -z "$out" ] || echo "$out" | sed 's/^/  /'
 done
 echo "$passed passed, $failed failed"

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/dev/rdna1_mtype`: the versioned ioctl ABI of `abi.rs` (docs/ABI.md).
+//!
+//! Every command checks, before anything else, the size encoded in the command, the `size` and
+//! `version` fields, and every value; `SET_POLICY` also needs CAP_SYS_ADMIN. Errors: unknown
+//! command `-ENOTTY`, bad size/version/value `-EINVAL`, not privileged `-EPERM`, bad user
+//! pointer `-EFAULT`, no such stats entry `-ENOENT`.
+
+use kernel::fs::File;
+use kernel::ioctl::{_IOC_NR, _IOC_SIZE, _IOC_TYPE};
+use kernel::miscdevice::{MiscDevice, MiscDeviceRegistration};
+use kernel::prelude::*;
+use kernel::transmute::{AsBytes, FromBytes};
+use kernel::uaccess::{UserPtr, UserSlice};
+
+use crate::abi::{
+    self, check_header, Event, EventsArg, PolicyArg, StatsArg, VersionArg, ABI_VERSION,
+};
+
+// SAFETY: `#[repr(C)]` structs of integers and integer arrays with no padding
+// (sizes asserted in abi.rs); every bit pattern is a valid value.
+unsafe impl FromBytes for VersionArg {}
+// SAFETY: see above.
+unsafe impl AsBytes for VersionArg {}
+// SAFETY: see above.
+unsafe impl FromBytes for PolicyArg {}
+// SAFETY: see above.
+unsafe impl AsBytes for PolicyArg {}
+// SAFETY: see above.
+unsafe impl FromBytes for StatsArg {}
+// SAFETY: see above.
+unsafe impl AsBytes for StatsArg {}
+// SAFETY: see above.
+unsafe impl FromBytes for EventsArg {}
+// SAFETY: see above.
+unsafe impl AsBytes for EventsArg {}
+// SAFETY: see above.
+unsafe impl AsBytes for Event {}
+
+fn einval(_: abi::AbiError) -> Error {
+    EINVAL
+}
+
+pub(crate) struct Control;
+
+#[vtable]
+impl MiscDevice for Control {
+    type Ptr = ();
+
+    fn open(_file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<()> {
+        Ok(())
+    }
+
+    fn ioctl(_me: (), _file: &File, cmd: u32, arg: usize) -> Result<isize> {
+        if _IOC_TYPE(cmd) != abi::IOC_MAGIC {
+            return Err(ENOTTY);
+        }
+        let (nr, size) = (_IOC_NR(cmd), _IOC_SIZE(cmd));
+        let want = match nr {
+            abi::NR_GET_VERSION => abi::IOC_GET_VERSION,
+            abi::NR_GET_POLICY => abi::IOC_GET_POLICY,
+            abi::NR_SET_POLICY => abi::IOC_SET_POLICY,
+            abi::NR_GET_STATS => abi::IOC_GET_STATS,
+            abi::NR_READ_EVENTS => abi::IOC_READ_EVENTS,
+            _ => return Err(ENOTTY),
+        };
+        // Same command with another struct size (an older or newer caller): refuse, not guess.
+        if cmd != want {
+            return Err(EINVAL);
+        }
+        let (mut reader, mut writer) =
+            UserSlice::new(UserPtr::from_addr(arg), size).reader_writer();
+        match nr {
+            abi::NR_GET_VERSION => {
+                let mut a: VersionArg = reader.read()?;
+                if a.size as usize != core::mem::size_of::<VersionArg>() {
+                    return Err(EINVAL);
+                }
+                a.version = ABI_VERSION;
+                a.module_version = crate::version();
+                writer.write(&a)?;
+            }
+            abi::NR_GET_POLICY => {
+                let a: PolicyArg = reader.read()?;
+                check_header::<PolicyArg>(a.size, a.version).map_err(einval)?;
+                writer.write(&PolicyArg::from_policy(&crate::current().policy))?;
+            }
+            abi::NR_SET_POLICY => {
+                // SAFETY: `capable` only reads the current task's credentials.
+                if !unsafe { kernel::bindings::capable(kernel::bindings::CAP_SYS_ADMIN as i32) } {
+                    return Err(EPERM);
+                }
+                let a: PolicyArg = reader.read()?;
+                let policy = a.to_policy().map_err(einval)?;
+                crate::set_policy(policy);
+            }
+            abi::NR_GET_STATS => {
+                let mut a: StatsArg = reader.read()?;
+                check_header::<StatsArg>(a.size, a.version).map_err(einval)?;
+                if !crate::stats::fill(&mut a) {
+                    return Err(ENOENT);
+                }
+                writer.write(&a)?;
+            }
+            _ => {
+                let mut a: EventsArg = reader.read()?;
+                check_header::<EventsArg>(a.size, a.version).map_err(einval)?;
+                if a.capacity > abi::MAX_EVENTS_PER_READ {
+                    return Err(EINVAL);
+                }
+                let max = a.capacity as usize;
+                let mut buf = KVec::with_capacity(max, GFP_KERNEL)?;
+                // Copied under the ring's spinlock into `buf`, then to user space without it.
+                let (next, dropped) = crate::events::read(a.cursor, max, &mut buf);
+                let bytes = buf.len() * core::mem::size_of::<Event>();
+                let mut out = UserSlice::new(UserPtr::from_addr(a.buf as usize), bytes).writer();
+                for ev in buf.iter() {
+                    out.write(ev)?;
+                }
+                a.count = buf.len() as u32;
+                a.cursor = next;
+                a.dropped = dropped;
+                writer.write(&a)?;
+            }
+        }
+        Ok(0)
+    }
+}

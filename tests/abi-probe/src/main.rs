@@ -1,0 +1,278 @@
+//! rdna1-abi-probe: drives every error path of /dev/rdna1_mtype's ioctls, then fuzzes them.
+//!
+//! `rdna1-abi-probe errors`: each check prints `ok NAME` or `FAIL NAME: ...`; exit 1 on any
+//! failure. `rdna1-abi-probe fuzz N SEED`: N random commands (valid and invalid numbers, sizes,
+//! fields, user pointers, incl. kernel addresses); every return must be 0 or a documented
+//! error. The policy is restored afterwards. The kernel log is judged by the VM host.
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+
+use nix::errno::Errno;
+use nix::libc;
+use rdna1_mtype_shared::abi::*;
+use rdna1_mtype_shared::policy::Policy;
+
+fn raw(fd: RawFd, cmd: u32, arg: usize) -> Result<i32, Errno> {
+    // SAFETY: the kernel validates `cmd` and `arg`; any user address is allowed (that is the
+    // point); the memory behind valid pointers outlives the call.
+    let r = unsafe { libc::ioctl(fd, cmd as libc::c_ulong, arg) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(r)
+    }
+}
+
+fn policy_arg() -> PolicyArg {
+    PolicyArg::from_policy(&Policy::DEFAULT)
+}
+
+struct Checks {
+    failed: u32,
+}
+
+impl Checks {
+    fn expect(&mut self, name: &str, got: Result<i32, Errno>, want: Result<i32, Errno>) {
+        if got == want {
+            println!("ok {name}");
+        } else {
+            println!("FAIL {name}: got {got:?}, want {want:?}");
+            self.failed += 1;
+        }
+    }
+}
+
+fn get_policy(fd: RawFd) -> PolicyArg {
+    let mut a = policy_arg();
+    raw(fd, IOC_GET_POLICY, &mut a as *mut _ as usize).expect("GET_POLICY");
+    a
+}
+
+fn errors(fd: RawFd) -> u32 {
+    let mut c = Checks { failed: 0 };
+    let before = get_policy(fd);
+
+    let mut v = VersionArg {
+        size: size_of::<VersionArg>() as u32,
+        ..Default::default()
+    };
+    c.expect(
+        "get-version",
+        raw(fd, IOC_GET_VERSION, &mut v as *mut _ as usize),
+        Ok(0),
+    );
+    c.expect("version-is-1", Ok(v.version as i32), Ok(ABI_VERSION as i32));
+    let sysfs = std::fs::read_to_string("/sys/module/rdna1_mtype/version").unwrap_or_default();
+    let mv = String::from_utf8_lossy(&v.module_version)
+        .trim_end_matches('\0')
+        .to_string();
+    c.expect(
+        "module-version-matches-sysfs",
+        Ok((mv == sysfs.trim()) as i32),
+        Ok(1),
+    );
+
+    c.expect(
+        "unknown-nr",
+        raw(fd, ioc(3, 0x7f, 8), 0),
+        Err(Errno::ENOTTY),
+    );
+    c.expect("other-magic", raw(fd, 0xc038_4101, 0), Err(Errno::ENOTTY));
+    let mut a = policy_arg();
+    c.expect(
+        "cmd-size-mismatch",
+        raw(fd, ioc(3, NR_GET_POLICY, 52), &mut a as *mut _ as usize),
+        Err(Errno::EINVAL),
+    );
+    a.size = 52;
+    c.expect(
+        "size-field-wrong",
+        raw(fd, IOC_GET_POLICY, &mut a as *mut _ as usize),
+        Err(Errno::EINVAL),
+    );
+    let mut a = policy_arg();
+    a.version = 2;
+    c.expect(
+        "version-wrong",
+        raw(fd, IOC_GET_POLICY, &mut a as *mut _ as usize),
+        Err(Errno::EINVAL),
+    );
+    c.expect(
+        "null-pointer",
+        raw(fd, IOC_GET_POLICY, 0),
+        Err(Errno::EFAULT),
+    );
+    c.expect(
+        "bad-pointer",
+        raw(fd, IOC_GET_POLICY, 1),
+        Err(Errno::EFAULT),
+    );
+    c.expect(
+        "kernel-pointer",
+        raw(fd, IOC_GET_POLICY, 0xffff_8880_0000_0000),
+        Err(Errno::EFAULT),
+    );
+
+    for (name, f) in [
+        (
+            "set-bad-mode",
+            (|a: &mut PolicyArg| a.mode = 7) as fn(&mut PolicyArg),
+        ),
+        ("set-bad-classes", |a| a.classes = 8),
+        ("set-bad-scope-kind", |a| a.scope_kind = 9),
+        ("set-scope-len-9", |a| {
+            a.scope_kind = SCOPE_LIST;
+            a.scope_len = 9;
+        }),
+        ("set-garbage-in-unused", |a| a.scope_addrs[5] = 0x300),
+        ("set-bad-version", |a| a.version = 0),
+    ] {
+        let mut a = policy_arg();
+        f(&mut a);
+        c.expect(
+            name,
+            raw(fd, IOC_SET_POLICY, &a as *const _ as usize),
+            Err(Errno::EINVAL),
+        );
+    }
+    c.expect(
+        "policy-unchanged-after-refusals",
+        Ok((get_policy(fd) == before) as i32),
+        Ok(1),
+    );
+
+    let mut s = StatsArg {
+        size: size_of::<StatsArg>() as u32,
+        version: ABI_VERSION,
+        index: 9999,
+        ..Default::default()
+    };
+    c.expect(
+        "stats-past-end",
+        raw(fd, IOC_GET_STATS, &mut s as *mut _ as usize),
+        Err(Errno::ENOENT),
+    );
+
+    let mut e = EventsArg {
+        size: size_of::<EventsArg>() as u32,
+        version: ABI_VERSION,
+        capacity: MAX_EVENTS_PER_READ + 1,
+        ..Default::default()
+    };
+    c.expect(
+        "events-capacity-too-big",
+        raw(fd, IOC_READ_EVENTS, &mut e as *mut _ as usize),
+        Err(Errno::EINVAL),
+    );
+    e.capacity = 4;
+    e.buf = 0x10;
+    c.expect(
+        "events-bad-buffer",
+        raw(fd, IOC_READ_EVENTS, &mut e as *mut _ as usize),
+        Err(Errno::EFAULT),
+    );
+
+    // Not privileged: may read, may not set. (The fd stays open across the drop.)
+    // SAFETY: this program is single-threaded, so the child may run any code.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = (|| {
+            nix::unistd::setgid(nix::unistd::Gid::from_raw(65534)).ok()?;
+            nix::unistd::setuid(nix::unistd::Uid::from_raw(65534)).ok()?;
+            let mut a = policy_arg();
+            raw(fd, IOC_GET_POLICY, &mut a as *mut _ as usize).ok()?;
+            (raw(fd, IOC_SET_POLICY, &a as *const _ as usize) == Err(Errno::EPERM)).then_some(0)
+        })()
+        .unwrap_or(1);
+        std::process::exit(code);
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    c.expect("set-as-nobody-is-eperm", Ok(status), Ok(0));
+    c.failed
+}
+
+fn fuzz(fd: RawFd, n: u64, seed: u64) -> u32 {
+    let saved = get_policy(fd);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut buf = vec![0u8; 4096];
+    let mut events = vec![Event::default(); 8];
+    let mut failed = 0;
+    for i in 0..n {
+        rng.fill(&mut buf);
+        let nr = rng.u32(0..8);
+        let size = match rng.u8(0..4) {
+            0 => rng.usize(0..300),
+            _ => [32, 56, 200, 40][rng.usize(0..4)],
+        };
+        let dir = rng.u32(0..4);
+        let cmd = if rng.bool() {
+            ioc(dir, nr, size)
+        } else {
+            [
+                IOC_GET_VERSION,
+                IOC_GET_POLICY,
+                IOC_SET_POLICY,
+                IOC_GET_STATS,
+                IOC_READ_EVENTS,
+            ][rng.usize(0..5)]
+        };
+        // Mostly well-formed headers so the deeper checks run too.
+        if rng.u8(0..4) != 0 {
+            // The size the command encodes, as a caller built for it would put in the header.
+            let sz: u32 = (cmd >> 16) & 0x3fff;
+            buf[0..4].copy_from_slice(&sz.to_le_bytes());
+            buf[4..8].copy_from_slice(&ABI_VERSION.to_le_bytes());
+            if cmd == IOC_READ_EVENTS {
+                buf[8..12].copy_from_slice(&rng.u32(0..10).to_le_bytes());
+                let p = if rng.bool() {
+                    events.as_mut_ptr() as u64
+                } else {
+                    rng.u64(..)
+                };
+                buf[32..40].copy_from_slice(&p.to_le_bytes());
+            }
+        }
+        let arg = match rng.u8(0..10) {
+            0 => 0,
+            1 => rng.usize(..),
+            2 => 0xffff_8880_0000_0000 + rng.usize(0..1 << 20),
+            _ => buf.as_mut_ptr() as usize,
+        };
+        match raw(fd, cmd, arg) {
+            Ok(0) | Err(Errno::EINVAL | Errno::ENOTTY | Errno::EFAULT | Errno::ENOENT) => {}
+            other => {
+                println!("FAIL fuzz #{i}: cmd {cmd:#x} arg {arg:#x}: {other:?}");
+                failed += 1;
+            }
+        }
+    }
+    raw(fd, IOC_SET_POLICY, &saved as *const _ as usize).expect("restore policy");
+    println!("fuzz: {n} calls, {failed} unexpected results");
+    failed
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .open(format!("/dev/{DEVICE_NAME}"))
+        .expect("open /dev/rdna1_mtype");
+    let fd = file.as_raw_fd();
+    let failed = match args.get(1).map(String::as_str) {
+        Some("errors") => errors(fd),
+        Some("fuzz") => {
+            let n = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000);
+            let seed = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
+            fuzz(fd, n, seed)
+        }
+        _ => {
+            eprintln!("usage: rdna1-abi-probe errors | fuzz N SEED");
+            2
+        }
+    };
+    std::process::exit(i32::from(failed != 0));
+}

@@ -1,0 +1,14 @@
+# /dev/rdna1_mtype: root-only node; every ioctl error path (unknown command, wrong size and
+# version, bad values, bad and kernel pointers, ENOENT, EPERM for a non-root caller); then a
+# seeded fuzz run that must only get documented answers (the host fails on any kernel warning).
+mtype_down
+harness_up
+modprobe rdna1_mtype mode=enforce
+[ -c /dev/rdna1_mtype ] || fail "no /dev/rdna1_mtype"
+eq "$(ls -ln /dev/rdna1_mtype | awk '{print $1, $3, $4}')" "crw------- 0 0" "device node mode"
+call "$(req CC)" none "$IN" >/dev/null   # at least one event exists
+rdna1-abi-probe errors
+rdna1-abi-probe fuzz 30000 7 | tail -n 1
+rdna1-abi-probe fuzz 30000 8 | tail -n 1
+eq "$(cat $PARAMS/mode) $(cat $PARAMS/scope)" "enforce rdna1" "policy restored after fuzzing"
+rmmod rdna1_mtype

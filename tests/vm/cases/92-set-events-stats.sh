@@ -1,0 +1,33 @@
+# rdna1ctl set changes the whole policy in one SET_POLICY; rdna1ctl events shows each logged
+# decision with the caller's pid and comm; rdna1ctl status shows the per-device counters; an
+# overrun ring reports the events it lost.
+mtype_down
+harness_up
+modprobe rdna1_mtype
+out=$(rdna1ctl set --mode enforce --scope gfx10 --classes coherent,uncached)
+echo "$out" | grep -q '^scope:   gfx10$' || fail "set output: $out"
+eq "$(cat $PARAMS/mode) $(cat $PARAMS/scope) $(cat $PARAMS/classes)" "enforce gfx10 coherent,uncached" "sysfs after set"
+if rdna1ctl set --mode turbo 2>/tmp/err; then fail "set --mode turbo accepted"; fi
+grep -q 'not a mode' /tmp/err || fail "error text: $(cat /tmp/err)"
+if rdna1ctl set 2>/dev/null; then fail "set with nothing accepted"; fi
+layout_set
+call "$(req CC)" none "$IN" >/dev/null
+call "$(req DEFAULT)" uncached "$IN" >/dev/null
+call "$(req CC)" sg_coherent "$IN" rdna2 >/dev/null
+call "$(req DEFAULT)" none "$IN" >/dev/null     # already NC: counted, not logged
+ev=$(rdna1ctl events)
+echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +CC +CC +NC +none +rewrite$" >/dev/null || fail "CC event: $ev"
+echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +DEFAULT +UC +NC +uncached +rewrite$" >/dev/null || fail "uncached event: $ev"
+echo "$ev" | grep -E " 0000:04:00.0 1002:73bf +CC +UC +UC +never +keep:never_class$" >/dev/null || fail "never event: $ev"
+eq "$(echo "$ev" | grep -c ' sh ')" 3 "logged events (already-NC call not logged)"
+echo "$ev" | tail -n 1 | grep -q '^3 events logged since load; 0 lost$' || fail "summary: $ev"
+st=$(rdna1ctl status)
+echo "$st" | grep -q 'stats:   0000:03:00.0 \[1002:731f\]: 3 calls, rewritten WC 0 CC 1 UC 1' || fail "status stats: $st"
+# Overrun: 1100 more logged decisions than the 1024-entry ring holds.
+echo audit >$PARAMS/mode
+i=0
+while [ $i -lt 1100 ]; do echo "$(req CC) none $IN" >"$HARNESS"; i=$((i + 1)); done
+ev=$(rdna1ctl events)
+echo "$ev" | grep -q '^-- 79 events lost' || fail "lost line: $(echo "$ev" | head -n 3)"
+echo "$ev" | tail -n 1 | grep -q '^1103 events logged since load; 79 lost$' || fail "overrun summary: $(echo "$ev" | tail -n 1)"
+rmmod rdna1_mtype
