@@ -344,6 +344,9 @@ mod tests {
         assert_eq!(IOC_GET_POLICY, 0xc038_e701);
         assert_eq!(IOC_SET_POLICY, 0x4038_e702);
         assert_eq!(IOC_GET_VERSION, 0xc020_e700);
+        // As docs/ABI.md lists them.
+        assert_eq!(IOC_GET_STATS, 0xc0c8_e703);
+        assert_eq!(IOC_READ_EVENTS, 0xc028_e704);
     }
 
     #[test]

@@ -30,12 +30,14 @@ kmake -s olddefconfig >/dev/null
 
 # Every =y/=m the fragments ask for must have survived olddefconfig: a dropped dependency would
 # otherwise give a kernel that builds but cannot run the tests (e.g. RUST off for a bad toolchain).
+# Later fragments override earlier ones, as in merge_config.sh.
 bad=0
-for f in "${fragments[@]:1}"; do
-	while IFS= read -r want; do
-		grep -qx "$want" "$out/.config" || { echo "config: wanted $want, got: $(grep "^${want%%=*}=" "$out/.config" || echo unset)" >&2; bad=1; }
-	done < <(grep -E '^CONFIG_[A-Z0-9_]+=[ym]$' "$f")
-done
+while IFS= read -r want; do
+	grep -qx "$want" "$out/.config" || { echo "config: wanted $want, got: $(grep "^${want%%=*}=" "$out/.config" || echo unset)" >&2; bad=1; }
+done < <(awk '
+	/^CONFIG_[A-Z0-9_]+=/ { split($0, kv, "="); v[kv[1]] = $0; next }
+	/^# CONFIG_[A-Z0-9_]+ is not set/ { v[$2] = "" }
+	END { for (k in v) if (v[k] ~ /=[ym]$/) print v[k] }' "${fragments[@]:1}")
 if [ $bad -ne 0 ]; then
 	kmake -s rustavailable >&2 || true
 	die "config fragment not satisfied (see above)"
