@@ -21,12 +21,23 @@
 #include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/string.h>
+#include <linux/version.h>
+#include <generated/utsrelease.h>
 #include <drm/ttm/ttm_bo.h>
 
 #include "hook.h"
 
 #define HOOKED_MODULE "amdgpu"
 #define HOOKED_SYMBOL "gmc_v10_0_get_vm_pte"
+
+/*
+ * Kernels whose gmc_v10_0_get_vm_pte(adev, vm, bo, vm_flags, flags), amdgpu_device head and
+ * amdgpu_bo were checked against their source (tests/kernel/check-hook-source.sh): 7.2.13 and
+ * 7.3.4, identical. 6.12 had (adev, mapping, flags); nothing between is verified. On any other
+ * kernel the probe would read the wrong arguments, so the module refuses to load.
+ */
+#define RDNA1_KERNEL_MIN KERNEL_VERSION(7, 2, 0)
+#define RDNA1_KERNEL_END KERNEL_VERSION(7, 4, 0)
 
 static_assert(sizeof(struct rdna1_pte_call) == 32);
 
@@ -171,6 +182,11 @@ int rdna1_mtype_hook_init(void)
 {
 	int ret;
 
+	if (LINUX_VERSION_CODE < RDNA1_KERNEL_MIN || LINUX_VERSION_CODE >= RDNA1_KERNEL_END) {
+		pr_err("Linux %s is outside the verified range 7.2 to 7.3: %s's arguments there are unknown; refusing to load\n",
+		       UTS_RELEASE, HOOKED_SYMBOL);
+		return -EOPNOTSUPP;
+	}
 	ret = register_module_notifier(&rdna1_module_nb);
 	if (ret)
 		return ret;

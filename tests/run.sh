@@ -25,7 +25,9 @@ log "kernel rustfmt (the module's Rust, in the kernel's own style)"
 rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/*.rs
 
 log "checkpatch"
-"$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict -f kmod/hook.c kmod/hook.h \
+# LINUX_VERSION_CODE: checkpatch's rule is for in-tree code; an out-of-tree module built
+# against many kernels must check which one it is on (kmod/hook.c, supported range).
+"$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --ignore LINUX_VERSION_CODE -f kmod/hook.c kmod/hook.h \
 	tests/harness/rdna1_mtype_harness.c || die "checkpatch found problems in our C"
 
 log "VM tests"
