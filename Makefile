@@ -1,16 +1,21 @@
 # rdna1-mtype: one entry point.
 #   make demo   build everything, boot the test VM, show rdna1ctl status and the MTYPE table
 #   make test   every test: Rust checks, cargo tests, checkpatch, VM tests
+#   make bench  hook-mechanism benchmark (ns per call, side by side, in the VM)
 # Both install what they need on a fresh machine (Debian 12, root) and cache the test kernel
 # in ~/.cache/rdna1-mtype (override with RDNA1_CACHE).
 
-.PHONY: demo test kernel clean
+.PHONY: demo test bench kernel clean
 
 demo:
 	bash tests/demo.sh
 
 test:
 	bash tests/run.sh
+
+# ns per call of the hooked function per hook mechanism, side by side in one VM run.
+bench:
+	bash tests/bench.sh
 
 kernel:
 	bash tests/kernel/build.sh base

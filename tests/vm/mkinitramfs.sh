@@ -15,7 +15,7 @@ cp /bin/busybox "$root/bin/busybox"
 cp -a "$kb/staging/lib/modules/$rel" "$root/lib/modules/"
 mkdir -p "$root/lib/modules/$rel/updates"
 cp "$top/kmod/rdna1_mtype.ko" "$root/lib/modules/$rel/updates/"
-cp "$top/tests/harness/rdna1_mtype_harness.ko" "$root/opt/rdna1/"
+cp "$top/tests/harness/rdna1_mtype_harness.ko" "$top/tests/bench/rdna1_mtype_bench.ko" "$root/opt/rdna1/"
 depmod -b "$root" "$rel"
 for b in rdna1ctl rdna1-abi-probe; do
 	cp "$top/target/vm/x86_64-unknown-linux-gnu/release/$b" "$root/usr/bin/$b"

@@ -17,8 +17,10 @@ log "building rdna1_mtype.ko and the test harness against $(cat "$kb/include/con
 make -s -C "$top/kmod" KDIR="$kb" CLIPPY=1 >"$out/kmod-build.log" 2>&1 ||
 	{ cat "$out/kmod-build.log" >&2; die "rdna1_mtype.ko did not build"; }
 if grep -E 'warning|error' "$out/kmod-build.log" >&2; then die "rdna1_mtype.ko built with warnings"; fi
-make -s -C "$kb" M="$top/tests/harness" modules >"$out/harness-build.log" 2>&1 ||
-	{ cat "$out/harness-build.log" >&2; die "test harness module did not build"; }
+for m in harness bench; do
+	make -s -C "$kb" M="$top/tests/$m" modules >"$out/$m-build.log" 2>&1 ||
+		{ cat "$out/$m-build.log" >&2; die "tests/$m module did not build"; }
+done
 
 log "building static rdna1ctl and rdna1-abi-probe for the VM"
 # --target keeps crt-static off the proc-macro crates, which must stay dynamic.

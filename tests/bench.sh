@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# `make bench`: hook-mechanism benchmark in the test VM (QEMU/TCG: absolute figures are those of
+# an emulated CPU; compare the rows of one run with each other, not with real hardware).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/bench
+kb=$("$top/tests/vm/prepare.sh" "$out")
+"$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" bench "$out/vm-bench.log" 900
+sed -n '/^RDNA1-VM: job/,/^RDNA1-VM-DONE/p' "$out/vm-bench.log" | grep -v '^\[ '
