@@ -2,15 +2,16 @@
 # Everything a VM run needs, built from scratch or taken from the cache: host packages, the
 # pinned test kernel, rdna1_mtype.ko and the test harness module built against it, a static
 # rdna1ctl, and the initramfs. Prints the kernel build dir on stdout.
-# usage: prepare.sh OUT_DIR
+# usage: prepare.sh OUT_DIR [FLAVOUR]   (FLAVOUR: base (default), btf, debug)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=$1
+flavour=${2:-base}
 mkdir -p "$out"
 . "$top/tests/kernel/env.sh"
 
-kb=$("$top/tests/kernel/build.sh" base)
+kb=$("$top/tests/kernel/build.sh" "$flavour")
 
 log "building rdna1_mtype.ko and the test harness against $(cat "$kb/include/config/kernel.release")"
 # CLIPPY=1: the kernel's own Rust lints (undocumented unsafe blocks, ...) apply to the module.

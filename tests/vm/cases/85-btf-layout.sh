@@ -1,0 +1,19 @@
+# End to end with module BTF: rdna1ctl derives struct amdgpu_bo's layout from the running
+# kernel's /sys/kernel/btf/{vmlinux,amdgpu}; it must equal what the harness, compiled against
+# amdgpu's headers, knows (offsetof/sizeof); --apply gives it to the module, which then
+# classifies BOs.
+mtype_down
+harness_up
+if [ ! -e /sys/kernel/btf/amdgpu ]; then
+	echo "this kernel has no module BTF (CONFIG_DEBUG_INFO_BTF_MODULES)"
+	exit 77
+fi
+truth=$(cat /sys/kernel/debug/rdna1_mtype_harness/layout)
+rdna1ctl layout | grep -q "^amdgpu_bo layout from BTF: $truth$" || fail "BTF layout: $(rdna1ctl layout) vs $truth"
+modprobe rdna1_mtype mode=enforce
+eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" CC "memory BO before --apply"
+rdna1ctl layout --apply | grep -q '^applied; module now reads: .* (ok)$' || fail "apply: $(rdna1ctl layout --apply)"
+eq "$(cat $PARAMS/bo_layout)" "$truth" "module layout"
+eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO after --apply"
+eq "$(mtype_name "$(call "$(req DEFAULT)" sg_coherent "$IN")")" UC "doorbell-like BO after --apply"
+rmmod rdna1_mtype
