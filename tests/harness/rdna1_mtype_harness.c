@@ -60,6 +60,8 @@ static const struct bo_kind bo_kinds[] = {
 	{ "uncached", GTT, AMDGPU_GEM_CREATE_UNCACHED, ttm_bo_type_device },
 	/* KFD doorbell / MMIO-remap BO: sg BO, userspace asks COHERENT */
 	{ "sg_coherent", GTT, AMDGPU_GEM_CREATE_COHERENT, ttm_bo_type_sg },
+	/* sg BO without creation flags (a dma-buf import) */
+	{ "sg", GTT, 0, ttm_bo_type_sg },
 	/* GEM doorbell-domain BO */
 	{ "doorbell", AMDGPU_GEM_DOMAIN_DOORBELL, 0, ttm_bo_type_device },
 	/* what a wrong layout would read: a creation flag no amdgpu BO has */

@@ -1,5 +1,6 @@
 //! rdna1-abi-probe: drives every error path of /dev/rdna1_mtype's ioctls, then fuzzes them.
 //!
+//! `rdna1-abi-probe matrix`: see `matrix::run`.
 //! `rdna1-abi-probe errors`: each check prints `ok NAME` or `FAIL NAME: ...`; exit 1 on any
 //! failure. `rdna1-abi-probe fuzz N SEED`: N random commands (valid and invalid numbers, sizes,
 //! fields, user pointers, incl. kernel addresses); every return must be 0 or a documented
@@ -264,15 +265,136 @@ fn main() {
     let fd = file.as_raw_fd();
     let failed = match args.get(1).map(String::as_str) {
         Some("errors") => errors(fd),
+        Some("matrix") => matrix::run(fd),
         Some("fuzz") => {
             let n = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000);
             let seed = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
             fuzz(fd, n, seed)
         }
         _ => {
-            eprintln!("usage: rdna1-abi-probe errors | fuzz N SEED");
+            eprintln!("usage: rdna1-abi-probe errors | fuzz N SEED | matrix");
             2
         }
     };
     std::process::exit(i32::from(failed != 0));
+}
+
+/// `rdna1-abi-probe matrix`: every device x request x BO kind x mode x scope x layout state,
+/// through the real gmc_v10_0_get_vm_pte (harness), against what `policy::decide` documents.
+mod matrix {
+    use super::*;
+    use rdna1_mtype_shared::bo::BoClass;
+    use rdna1_mtype_shared::pci::{DeviceId, PciAddr};
+    use rdna1_mtype_shared::policy::{self, Call, Classes, Decision, Mode, Scope};
+    use rdna1_mtype_shared::pte::VmMtype;
+
+    const CALL: &str = "/sys/kernel/debug/rdna1_mtype_harness/call";
+    const LAYOUT: &str = "/sys/kernel/debug/rdna1_mtype_harness/layout";
+    const BO_LAYOUT: &str = "/sys/module/rdna1_mtype/parameters/bo_layout";
+    const IN: u64 = 0x67;
+
+    /// The harness's BO kinds and the class each is.
+    const KINDS: [(&str, BoClass); 10] = [
+        ("none", BoClass::None),
+        ("plain", BoClass::Memory),
+        ("vram", BoClass::Memory),
+        ("userptr", BoClass::Memory),
+        ("coherent", BoClass::Coherent),
+        ("ext_coherent", BoClass::Coherent),
+        ("uncached", BoClass::Uncached),
+        ("sg_coherent", BoClass::Never),
+        ("sg", BoClass::Never),
+        ("doorbell", BoClass::Never),
+    ];
+
+    fn dev(domain: u16, bus: u8, vendor: u16, device: u16) -> Option<DeviceId> {
+        Some(DeviceId {
+            addr: PciAddr::new(domain, bus, 0, 0)?,
+            vendor,
+            device,
+        })
+    }
+
+    fn call(gpu: &str, vm_flags: u32, kind: &str) -> u64 {
+        std::fs::write(CALL, format!("{vm_flags:#x} {kind} {IN:#x} {gpu}")).expect("harness call");
+        let out = std::fs::read_to_string(CALL).expect("harness read");
+        u64::from_str_radix(out.trim().trim_start_matches("0x"), 16).expect("harness output")
+    }
+
+    pub fn run(fd: RawFd) -> u32 {
+        let gpus = [
+            ("rdna1", dev(0, 3, 0x1002, 0x731f)),
+            ("rdna1b", dev(1, 0x0a, 0x1002, 0x7340)),
+            ("rdna2", dev(0, 4, 0x1002, 0x73bf)),
+            ("other", dev(0, 5, 0x10de, 0x2204)),
+            ("unknown", None),
+        ];
+        let saved = get_policy(fd);
+        let layout = std::fs::read_to_string(LAYOUT).expect("harness layout");
+        let (mut checked, mut failed) = (0u32, 0u32);
+        for with_layout in [false, true] {
+            std::fs::write(
+                BO_LAYOUT,
+                if with_layout { layout.as_str() } else { "none" },
+            )
+            .expect("set bo_layout");
+            for scope in [Scope::Rdna1, Scope::Gfx10] {
+                for classes in [
+                    Classes::DEFAULT,
+                    Classes {
+                        coherent: true,
+                        uncached: true,
+                    },
+                ] {
+                    // Off first: it passes through, so it gives amdgpu's own result.
+                    let mut natural = std::collections::HashMap::new();
+                    for mode in [Mode::Off, Mode::Audit, Mode::Enforce] {
+                        let p = policy::Policy {
+                            mode,
+                            scope,
+                            classes,
+                        };
+                        let a = PolicyArg::from_policy(&p);
+                        raw(fd, IOC_SET_POLICY, &a as *const _ as usize).expect("SET_POLICY");
+                        for (gpu, device) in gpus {
+                            for req in VmMtype::ALL {
+                                for (kind, class) in &KINDS {
+                                    let vm_flags = req.to_vm_flags() | 0x6;
+                                    let got = call(gpu, vm_flags, kind);
+                                    let base =
+                                        *natural.entry((gpu, vm_flags, *kind)).or_insert(got);
+                                    let bo = match (class, with_layout) {
+                                        (BoClass::None, _) => BoClass::None,
+                                        (c, true) => *c,
+                                        (_, false) => BoClass::Unknown,
+                                    };
+                                    let c = Call {
+                                        vm_flags,
+                                        bo,
+                                        flags: base,
+                                        device,
+                                    };
+                                    let want = match policy::decide(&p, &c) {
+                                        Decision::Rewrite(f) => f,
+                                        _ => base,
+                                    };
+                                    checked += 1;
+                                    if got != want {
+                                        failed += 1;
+                                        println!(
+                                            "FAIL {} {} {} {gpu} {} {kind} layout={with_layout}: got {got:#x}, want {want:#x}",
+                                            mode.name(), scope, classes, req.name()
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        raw(fd, IOC_SET_POLICY, &saved as *const _ as usize).expect("restore policy");
+        println!("matrix: {checked} calls checked, {failed} differ from the documented decision");
+        failed
+    }
 }
