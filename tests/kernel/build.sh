@@ -7,7 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
 flavour=${1:-base}
-[ -f "$here/config/$flavour.config" ] || die "unknown flavour '$flavour' (base, btf, debug)"
+[ -f "$here/config/$flavour.config" ] || die "unknown flavour '$flavour' (base, btf)"
 
 "$here/setup-host.sh"
 out=$(kbuild_dir "$flavour")
@@ -18,7 +18,7 @@ if [ -f "$out/.rdna1-done" ]; then
 fi
 
 jobs=$(nproc)
-kmake() { make -C "$KSRC" O="$out" CC="ccache gcc" -j"$jobs" "$@"; }
+kmake() { make -C "$KSRC" O="$out" "${KMAKE_LLVM[@]}" -j"$jobs" "$@"; }
 
 log "configuring $flavour kernel in $out"
 rm -rf "$out" && mkdir -p "$out"

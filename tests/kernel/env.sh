@@ -11,6 +11,9 @@ RUST_SRC_SUITE=trixie-backports
 RUST_TOOLCHAIN=1.95.0
 BINDGEN_VERSION=0.72.1
 LLVM_VERSION=19
+# The test kernel and every module built against it use LLVM (clang, lld): Rust + KASAN needs a
+# clang-built kernel (init/Kconfig: RUST depends on !KASAN || CC_IS_CLANG).
+KMAKE_LLVM=(LLVM="-$LLVM_VERSION" CC="ccache clang-$LLVM_VERSION")
 
 # The .deb packages from other suites are fetched here with a private apt state.
 APT_STATE=$RDNA1_CACHE/apt
@@ -36,8 +39,8 @@ kbuild_dir() {
 	local flavour=$1 here key
 	here=$(dirname "${BASH_SOURCE[0]}")
 	key=$({
-		echo "$KERNEL_PKG_VERSION $RUST_TOOLCHAIN $BINDGEN_VERSION $LLVM_VERSION"
-		gcc --version | head -n1
+		echo "$KERNEL_PKG_VERSION $RUST_TOOLCHAIN $BINDGEN_VERSION $LLVM_VERSION ${KMAKE_LLVM[*]}"
+		"clang-$LLVM_VERSION" --version | head -n1
 		cat "$here/config/base.config"
 		[ "$flavour" = base ] || cat "$here/config/$flavour.config"
 	} | sha256sum | cut -c1-16)

@@ -11,7 +11,7 @@ set -euo pipefail
 
 APT_PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod busybox-static
 	qemu-system-x86 ccache dwarves rsync xz-utils zstd python3 "libclang-${LLVM_VERSION}-dev"
-	"clang-${LLVM_VERSION}")
+	"clang-${LLVM_VERSION}" "lld-${LLVM_VERSION}" "llvm-${LLVM_VERSION}")
 
 missing=()
 for p in "${APT_PKGS[@]}"; do

@@ -2,7 +2,7 @@
 # Everything a VM run needs, built from scratch or taken from the cache: host packages, the
 # pinned test kernel, rdna1_mtype.ko and the test harness module built against it, a static
 # rdna1ctl, and the initramfs. Prints the kernel build dir on stdout.
-# usage: prepare.sh OUT_DIR [FLAVOUR]   (FLAVOUR: base (default), btf, debug)
+# usage: prepare.sh OUT_DIR [FLAVOUR]   (FLAVOUR: base (default) or btf)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -15,11 +15,11 @@ kb=$("$top/tests/kernel/build.sh" "$flavour")
 
 log "building rdna1_mtype.ko and the test harness against $(cat "$kb/include/config/kernel.release")"
 # CLIPPY=1: the kernel's own Rust lints (undocumented unsafe blocks, ...) apply to the module.
-make -s -C "$top/kmod" KDIR="$kb" CLIPPY=1 >"$out/kmod-build.log" 2>&1 ||
+make -s -C "$top/kmod" KDIR="$kb" "${KMAKE_LLVM[@]}" CLIPPY=1 >"$out/kmod-build.log" 2>&1 ||
 	{ cat "$out/kmod-build.log" >&2; die "rdna1_mtype.ko did not build"; }
 if grep -E 'warning|error' "$out/kmod-build.log" >&2; then die "rdna1_mtype.ko built with warnings"; fi
 for m in harness bench; do
-	make -s -C "$kb" M="$top/tests/$m" modules >"$out/$m-build.log" 2>&1 ||
+	make -s -C "$kb" M="$top/tests/$m" "${KMAKE_LLVM[@]}" modules >"$out/$m-build.log" 2>&1 ||
 		{ cat "$out/$m-build.log" >&2; die "tests/$m module did not build"; }
 done
 
