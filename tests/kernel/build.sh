@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the pinned test kernel (bzImage + modules) for a flavour: base (default), btf or debug.
+# Builds the pinned test kernel (bzImage + modules) for a flavour: base (default; the test
+# kernel, with KASAN/lockdep/kmemleak), btf (+ module BTF) or perf (no sanitizers, for bench).
 # Output: the build dir printed on stdout, holding arch/x86/boot/bzImage, the tree that out-of-tree
 # modules build against (make -C <dir> M=...), and staging/lib/modules/<release>.
 # A finished build is marked by .rdna1-done: a second run with the same key rebuilds nothing.
@@ -7,7 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
 flavour=${1:-base}
-[ -f "$here/config/$flavour.config" ] || die "unknown flavour '$flavour' (base, btf)"
+[ -f "$here/config/$flavour.config" ] || die "unknown flavour '$flavour' (base, btf, perf)"
 
 "$here/setup-host.sh"
 out=$(kbuild_dir "$flavour")

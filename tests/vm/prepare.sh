@@ -2,7 +2,7 @@
 # Everything a VM run needs, built from scratch or taken from the cache: host packages, the
 # pinned test kernel, rdna1_mtype.ko and the test harness module built against it, a static
 # rdna1ctl, and the initramfs. Prints the kernel build dir on stdout.
-# usage: prepare.sh OUT_DIR [FLAVOUR]   (FLAVOUR: base (default) or btf)
+# usage: prepare.sh OUT_DIR [FLAVOUR]   (FLAVOUR: base (default), btf or perf)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
