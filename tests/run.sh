@@ -28,7 +28,8 @@ log "checkpatch"
 # LINUX_VERSION_CODE: checkpatch's rule is for in-tree code; an out-of-tree module built
 # against many kernels must check which one it is on (kmod/hook.c, supported range).
 "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --ignore LINUX_VERSION_CODE -f kmod/hook.c kmod/hook.h \
-	tests/harness/rdna1_mtype_harness.c || die "checkpatch found problems in our C"
+	tests/harness/rdna1_mtype_harness.c tests/bench/rdna1_mtype_bench.c \
+	tests/common/resolve_symbol.h || die "checkpatch found problems in our C"
 
 log "VM tests"
 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test.log" 900

@@ -4,8 +4,12 @@ use std::process::Command;
 
 fn status(fixture: &str) -> (bool, String, String) {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/");
+    status_at(&format!("{root}{fixture}"))
+}
+
+fn status_at(root: &str) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
-        .args(["--root", &format!("{root}{fixture}"), "status"])
+        .args(["--root", root, "status"])
         .output()
         .expect("run rdna1ctl");
     (
@@ -56,12 +60,8 @@ fn unknown_mode_is_an_error_that_names_the_file() {
     std::fs::write(params.join("classes"), "coherent\n").unwrap();
     std::fs::write(params.join("bo_layout"), "none\n").unwrap();
     std::fs::write(params.join("bo_layout_status"), "unset\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
-        .args(["--root", dir.to_str().unwrap(), "status"])
-        .output()
-        .unwrap();
+    let (ok, _, err) = status_at(dir.to_str().unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!ok);
     assert!(err.contains("unknown mode \"turbo\""), "{err}");
 }

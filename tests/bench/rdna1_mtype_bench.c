@@ -23,7 +23,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
-#include <asm/ibt.h>
+#include "resolve_symbol.h"
 
 #define TARGET "gmc_v10_0_get_vm_pte"
 #define MTYPE_MASK (7ULL << 48)
@@ -114,20 +114,6 @@ static struct ftrace_ops redirect_ops = {
 	.flags = FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_RECURSION,
 };
 
-static unsigned long resolve(const char *name)
-{
-	struct kprobe kp = { .symbol_name = name };
-	unsigned long addr;
-
-	if (register_kprobe(&kp))
-		return 0;
-	addr = (unsigned long)kp.addr;
-	unregister_kprobe(&kp);
-	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT) && __is_endbr(*(u32 *)(addr - ENDBR_INSN_SIZE)))
-		addr -= ENDBR_INSN_SIZE;
-	return addr;
-}
-
 enum mech { M_NONE, M_KRETPROBE, M_FPROBE, M_REDIRECT, M_COUNT };
 static const char * const mech_names[M_COUNT] = { "none", "kretprobe", "fprobe", "redirect" };
 
@@ -215,7 +201,7 @@ static int __init bench_init(void)
 
 	if (!calls || !rounds || rounds > MAX_ROUNDS)
 		return -EINVAL;
-	target_addr = resolve(TARGET);
+	target_addr = rdna1_resolve_symbol(TARGET);
 	if (!target_addr)
 		return -ENOENT;
 	target = (get_vm_pte_fn)target_addr;

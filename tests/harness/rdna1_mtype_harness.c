@@ -24,7 +24,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <asm/ibt.h>
+#include "resolve_symbol.h"
 
 #include "amdgpu.h"
 #include "amdgpu_vm.h"
@@ -123,23 +123,6 @@ static void fake_gpus_free(void)
 		kfree(gpus[i].pdev);
 		kvfree(gpus[i].adev);
 	}
-}
-
-/* The entry address of a local symbol of a loaded module (kallsyms_lookup_name is not exported). */
-static unsigned long resolve(const char *name)
-{
-	struct kprobe kp = { .symbol_name = name };
-	unsigned long addr;
-
-	if (register_kprobe(&kp))
-		return 0;
-	addr = (unsigned long)kp.addr;
-	unregister_kprobe(&kp);
-	/* kprobes steps over an ENDBR; with IBT an indirect call must land on it. */
-	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT) &&
-	    __is_endbr(*(u32 *)(addr - ENDBR_INSN_SIZE)))
-		addr -= ENDBR_INSN_SIZE;
-	return addr;
 }
 
 static ssize_t call_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
@@ -253,7 +236,7 @@ static int __init harness_init(void)
 	ret = register_module_notifier(&module_nb);
 	if (ret)
 		return ret;
-	addr = resolve(TARGET);
+	addr = rdna1_resolve_symbol(TARGET);
 	if (!addr) {
 		unregister_module_notifier(&module_nb);
 		pr_err("%s not found: is amdgpu loaded?\n", TARGET);
