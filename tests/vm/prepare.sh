@@ -11,7 +11,14 @@ flavour=${2:-base}
 mkdir -p "$out"
 . "$top/tests/kernel/env.sh"
 
-kb=$("$top/tests/kernel/build.sh" "$flavour")
+# RDNA1_KBUILD_DIR: use an already built tree as it is (e.g. to rerun a benchmark on it).
+if [ -n "${RDNA1_KBUILD_DIR:-}" ]; then
+	kb=$RDNA1_KBUILD_DIR
+	[ -f "$kb/.rdna1-done" ] || die "RDNA1_KBUILD_DIR=$kb is not a finished kernel build"
+	grep -q '^CONFIG_CC_IS_CLANG=y' "$kb/.config" || KMAKE_LLVM=()
+else
+	kb=$("$top/tests/kernel/build.sh" "$flavour")
+fi
 
 log "building rdna1_mtype.ko and the test harness against $(cat "$kb/include/config/kernel.release")"
 # CLIPPY=1: the kernel's own Rust lints (undocumented unsafe blocks, ...) apply to the module.
