@@ -235,10 +235,16 @@ static int __init bench_init(void)
 			goto out;
 		}
 	}
-	for (m = 0; m < nmech; m++)
-		n += scnprintf(results + n, sizeof(results) - n, "%-28s %10lld %12lld\n",
-			       m == M_NONE ? label : mech_names[m], ns[m][rounds / 2],
-			       ns[m][rounds / 2] - ns[M_NONE][rounds / 2]);
+	/* Overhead is relative to the no-hook row of the same run; a lone row has none. */
+	for (m = 0; m < nmech; m++) {
+		if (nmech == 1)
+			n += scnprintf(results + n, sizeof(results) - n, "%-28s %10lld %12s\n",
+				       label, ns[m][rounds / 2], "-");
+		else
+			n += scnprintf(results + n, sizeof(results) - n, "%-28s %10lld %12lld\n",
+				       m == M_NONE ? label : mech_names[m], ns[m][rounds / 2],
+				       ns[m][rounds / 2] - ns[M_NONE][rounds / 2]);
+	}
 	n += scnprintf(results + n, sizeof(results) - n,
 		       "(median of %u rounds of %u calls each)\n", rounds, calls);
 	dir = debugfs_create_dir("rdna1_mtype_bench", NULL);

@@ -9,6 +9,7 @@ if [ ! -e /sys/kernel/btf/amdgpu ]; then
 	exit 77
 fi
 truth=$(cat /sys/kernel/debug/rdna1_mtype_harness/layout)
+echo "amdgpu_bo layout (harness offsetof): $truth"
 rdna1ctl layout | grep -q "^amdgpu_bo layout from BTF: $truth$" || fail "BTF layout: $(rdna1ctl layout) vs $truth"
 modprobe rdna1_mtype mode=enforce
 eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" CC "memory BO before --apply"
