@@ -8,7 +8,7 @@ modprobe rdna1_mtype mode=enforce
 # The harness serialises its own calls; run a caller and a flipper on different CPUs.
 (
 	i=0
-	while [ $i -lt 400 ]; do
+	while [ $i -lt 200 ]; do
 		r=$(mtype_name "$(call "$(req CC)" none "$IN")")
 		case $r in NC | CC) ;; *) echo "bad result $r" >/tmp/conc-bad ;; esac
 		i=$((i + 1))
@@ -17,7 +17,7 @@ modprobe rdna1_mtype mode=enforce
 ) &
 caller=$!
 i=0
-while [ $i -lt 200 ]; do
+while [ $i -lt 100 ]; do
 	echo audit >$PARAMS/mode
 	echo 0000:04:00.0 >$PARAMS/scope
 	echo enforce >$PARAMS/mode

@@ -8,7 +8,7 @@ modprobe rdna1_mtype mode=enforce
 eq "$(ls -ln /dev/rdna1_mtype | awk '{print $1, $3, $4}')" "crw------- 0 0" "device node mode"
 call "$(req CC)" none "$IN" >/dev/null   # at least one event exists
 rdna1-abi-probe errors
-rdna1-abi-probe fuzz 30000 7 | tail -n 1
-rdna1-abi-probe fuzz 30000 8 | tail -n 1
+rdna1-abi-probe fuzz 10000 7 | tail -n 1
+rdna1-abi-probe fuzz 10000 8 | tail -n 1
 eq "$(cat $PARAMS/mode) $(cat $PARAMS/scope)" "enforce rdna1" "policy restored after fuzzing"
 rmmod rdna1_mtype

@@ -5,16 +5,18 @@
 passed=0 failed=0 skipped=0
 for t in /opt/rdna1/cases/*.sh; do
 	name=$(basename "$t" .sh)
+	t0=$(date +%s)
 	out=$(sh -c ". /opt/rdna1/guest/lib.sh; . $t" 2>&1)
 	rc=$?
+	secs=$(($(date +%s) - t0))
 	if [ $rc -eq 0 ]; then
-		echo "PASS $name"
+		echo "PASS $name (${secs}s)"
 		passed=$((passed + 1))
 	elif [ $rc -eq 77 ]; then
-		echo "SKIP $name"
+		echo "SKIP $name (${secs}s)"
 		skipped=$((skipped + 1))
 	else
-		echo "FAIL $name (exit $rc)"
+		echo "FAIL $name (exit $rc, ${secs}s)"
 		failed=$((failed + 1))
 	fi
 	[ -z "$out" ] || echo "$out" | sed 's/^/  /'
