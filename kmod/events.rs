@@ -4,8 +4,9 @@
 //!
 //! Readers keep their own cursor (a sequence number), so several can read independently and a
 //! reader learns how many events were overwritten before it read them (`dropped`): nothing is
-//! lost silently. Calls that were already NC or made in mode `off` are counted in the stats but
-//! not logged, so the ring holds what matters.
+//! lost silently. Calls that were already NC, made in mode `off`, or for a device out of scope are
+//! counted in the stats but not logged: the ring holds what matters, and a busy GPU outside the
+//! scope never takes its lock.
 
 use kernel::prelude::*;
 

@@ -263,7 +263,7 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
     stats::record(device.as_ref(), before, decision);
     if !matches!(
         decision,
-        Decision::Keep(policy::Skip::ModeOff | policy::Skip::AlreadyNc)
+        Decision::Keep(policy::Skip::ModeOff | policy::Skip::AlreadyNc | policy::Skip::OutOfScope)
     ) {
         log_event(c, &call, before, decision);
     }

@@ -76,7 +76,8 @@ enum Command {
     /// Show the module's decision log: who mapped what on which device, the MTYPE requested,
     /// computed and written, the BO class and what was done, with the count of lost events.
     ///
-    /// Calls that were already NC, or made in mode off, are counted in the stats, not logged.
+    /// Calls that were already NC, made in mode off, or for a device out of scope are counted in
+    /// the stats, not logged.
     ///
     /// Example: `sudo rdna1ctl events --follow`
     Events {

@@ -174,19 +174,6 @@ impl VmMtype {
             VmMtype::Other(_) => "OTHER",
         }
     }
-
-    /// Parses a name as [`VmMtype::name`] prints it (ASCII case-insensitive).
-    pub fn from_name(name: &[u8]) -> Option<VmMtype> {
-        let mut i = 0;
-        while i < VmMtype::ALL.len() {
-            let m = VmMtype::ALL[i];
-            if m.name().as_bytes().eq_ignore_ascii_case(name) {
-                return Some(m);
-            }
-            i += 1;
-        }
-        None
-    }
 }
 
 #[cfg(test)]
@@ -221,13 +208,8 @@ mod tests {
         assert_eq!(VM_MTYPE_MASK, 0x1e0);
         for m in VmMtype::ALL {
             assert_eq!(VmMtype::from_vm_flags(m.to_vm_flags() | 0x1f | (1 << 9)), m);
-            assert_eq!(
-                VmMtype::from_name(m.name().to_ascii_lowercase().as_bytes()),
-                Some(m)
-            );
         }
         assert_eq!(VmMtype::from_vm_flags(9 << 5), VmMtype::Other(9));
-        assert_eq!(VmMtype::from_name(b"XX"), None);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 # rdna1ctl set changes the whole policy in one SET_POLICY; rdna1ctl events shows each logged
-# decision with the caller's pid and comm; rdna1ctl status shows the per-device counters; an
-# overrun ring reports the events it lost.
+# decision with the caller's pid and comm; rdna1ctl status shows the per-device counters;
+# out-of-scope calls are counted, not logged; an overrun ring reports the events it lost.
 mtype_down
 harness_up
 modprobe rdna1_mtype
@@ -23,6 +23,10 @@ eq "$(echo "$ev" | grep -c ' sh ')" 3 "logged events (already-NC call not logged
 echo "$ev" | tail -n 1 | grep -q '^3 events logged since load; 0 lost$' || fail "summary: $ev"
 st=$(rdna1ctl status)
 echo "$st" | grep -q 'stats:   0000:03:00.0 \[1002:731f\]: 3 calls, rewritten WC 0 CC 1 UC 1' || fail "status stats: $st"
+# Out of scope: counted, never logged (the overrun figures below would be off by one).
+echo rdna1 >$PARAMS/scope
+call "$(req CC)" none "$IN" rdna2 >/dev/null
+eq "$(stat 0000:04:00.0 skip_out_of_scope)" 1 "out-of-scope call counted"
 # Overrun: 1100 more logged decisions than the 1024-entry ring holds.
 echo audit >$PARAMS/mode
 i=0
