@@ -10,6 +10,7 @@ use rdna1_mtype_shared::abi::{
 };
 use rdna1_mtype_shared::policy::Policy;
 
+use crate::exit::{coded, Code};
 use crate::sysroot::SysRoot;
 
 nix::ioctl_readwrite!(
@@ -50,7 +51,7 @@ fn explain(e: Errno, what: &str) -> anyhow::Error {
         Errno::ENOTTY => ": the module does not know this command (version mismatch?)",
         _ => "",
     };
-    anyhow::anyhow!("{what}: {e}{hint}")
+    anyhow::Error::new(e).context(format!("{what}: {e}{hint}"))
 }
 
 impl Device {
@@ -61,14 +62,16 @@ impl Device {
             .write(true)
             .open(&path)
             .map_err(|e| {
-                let hint = match e.kind() {
-                    std::io::ErrorKind::NotFound => {
-                        ": is rdna1_mtype loaded? (sudo modprobe rdna1_mtype)"
-                    }
-                    std::io::ErrorKind::PermissionDenied => ": only root may open it (sudo)",
-                    _ => "",
-                };
-                anyhow::anyhow!("opening {}: {e}{hint}", path.display())
+                let what = format!("opening {}: {e}", path.display());
+                match e.kind() {
+                    std::io::ErrorKind::NotFound => coded(
+                        Code::NoModule,
+                        format!("{what}: is rdna1_mtype loaded? (sudo modprobe rdna1_mtype)"),
+                    ),
+                    std::io::ErrorKind::PermissionDenied => anyhow::Error::new(e)
+                        .context(format!("{what}: only root may open it (sudo)")),
+                    _ => anyhow::Error::new(e).context(what),
+                }
             })?;
         let dev = Device { file };
         let v = dev.version()?;

@@ -6,7 +6,8 @@ use anyhow::{bail, Result};
 use rdna1_mtype_shared::policy::{Classes, Mode, Policy, Scope};
 
 use crate::device;
-use crate::sysroot::SysRoot;
+use crate::output;
+use crate::Ctx;
 
 pub fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::parse(s.as_bytes())
@@ -25,6 +26,24 @@ pub fn parse_classes(s: &str) -> Result<Classes, String> {
     })
 }
 
+/// The policy in JSON (docs/CLI.md).
+#[derive(serde::Serialize, Debug, PartialEq, Eq)]
+pub struct PolicyJson {
+    pub mode: String,
+    pub scope: String,
+    pub classes: String,
+}
+
+impl From<&Policy> for PolicyJson {
+    fn from(p: &Policy) -> Self {
+        PolicyJson {
+            mode: p.mode.name().to_owned(),
+            scope: p.scope.to_string(),
+            classes: p.classes.to_string(),
+        }
+    }
+}
+
 pub fn print_policy(p: &Policy, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(out, "mode:    {}", p.mode.name())?;
     writeln!(out, "scope:   {}", p.scope)?;
@@ -32,7 +51,7 @@ pub fn print_policy(p: &Policy, out: &mut impl Write) -> std::io::Result<()> {
 }
 
 pub fn run(
-    root: &SysRoot,
+    ctx: &Ctx,
     mode: Option<Mode>,
     scope: Option<Scope>,
     classes: Option<Classes>,
@@ -41,14 +60,18 @@ pub fn run(
     if mode.is_none() && scope.is_none() && classes.is_none() {
         bail!("nothing to set: give --mode, --scope and/or --classes");
     }
-    let dev = device::open(root)?;
+    let dev = device::open(&ctx.root)?;
     let mut p = dev.policy()?;
     p.mode = mode.unwrap_or(p.mode);
     p.scope = scope.unwrap_or(p.scope);
     p.classes = classes.unwrap_or(p.classes);
     dev.set_policy(&p)?;
     let now = dev.policy()?;
-    print_policy(&now, out)?;
+    if ctx.json {
+        output::json("policy", &PolicyJson::from(&now), out)?;
+    } else {
+        print_policy(&now, out)?;
+    }
     if now != p {
         bail!("the module reads back a different policy than was set (another writer?)");
     }

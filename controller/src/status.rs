@@ -11,9 +11,10 @@ use rdna1_mtype_shared::policy::Skip;
 use crate::device::Device;
 use crate::gpus::{self, Gpu};
 use crate::module_state::{self, ModuleState};
-use crate::sysroot::SysRoot;
+use crate::Ctx;
 
-pub fn run(root: &SysRoot, out: &mut impl Write) -> Result<()> {
+pub fn run(ctx: &Ctx, out: &mut impl Write) -> Result<()> {
+    let root = &ctx.root;
     let module = module_state::read(root)?;
     let gpus = gpus::discover(root)?;
     render(&module, &gpus, out)?;

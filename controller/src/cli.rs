@@ -1,0 +1,173 @@
+//! The command line (clap derive). Completions and the man page are generated from it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
+
+use crate::set_cmd::{parse_classes, parse_mode, parse_scope};
+
+/// Control the rdna1_mtype kernel module, which forces MTYPE_NC in the GPU page tables of
+/// RDNA1 (gfx1010/1011/1012) VM mappings, and check what it did.
+///
+/// Forcing NC is a hypothesis for MIOpen's HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION on
+/// RDNA1, not a known fix: `rdna1ctl verify` shows, per live mapping, what was written, so you
+/// can test it. Typical session:
+///
+///   sudo rdna1ctl enable          # enforce on every RDNA1 GPU
+///   rdna1ctl status               # what is armed, per GPU
+///   sudo rdna1ctl verify --duration 60   # run your PyTorch job meanwhile
+///
+/// Exit codes: 0 ok, 1 error, 2 usage, 3 problems found (verify/doctor), 4 needs root,
+/// 5 module not loaded. See rdna1ctl(8) or docs/CLI.md.
+#[derive(Parser, Debug)]
+#[command(
+    name = "rdna1ctl",
+    version,
+    propagate_version = true,
+    verbatim_doc_comment
+)]
+pub struct Cli {
+    /// Read /sys, /proc, /dev and /etc below DIR instead of / (tests, offline diagnosis).
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        env = "RDNA1CTL_ROOT",
+        default_value = "/"
+    )]
+    pub root: PathBuf,
+
+    /// Print one JSON document (schema in docs/CLI.md) instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// More diagnostics on stderr: -v info, -vv debug, -vvv trace.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show the module (loaded, version, ABI, policy, layout, hook) and every AMD GPU: PCI
+    /// address, name, gfx target, RDNA1 or not, in scope or not, and the module's counters.
+    ///
+    /// Example: `rdna1ctl status`
+    Status,
+    /// Enforce MTYPE_NC (root only): mode enforce, with the scope and classes given (others
+    /// keep their value). Prints the policy as the module reads it back.
+    ///
+    /// Example: `sudo rdna1ctl enable --scope rdna1`
+    Enable {
+        /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0).
+        #[arg(long, value_parser = parse_scope)]
+        scope: Option<Scope>,
+        /// BO classes whose forced UC is rewritten: coherent, uncached, coherent,uncached, none.
+        #[arg(long, value_parser = parse_classes)]
+        classes: Option<Classes>,
+    },
+    /// Stop changing mappings (root only): mode off. Mappings made meanwhile keep their MTYPE.
+    ///
+    /// Example: `sudo rdna1ctl disable`
+    Disable,
+    /// Change the policy (root only), in one atomic step, and print it as the module reads it
+    /// back. Options not given keep their value.
+    ///
+    /// Example: `sudo rdna1ctl set --mode audit --scope rdna1`
+    Set {
+        /// off (pass through), audit (count what enforce would change) or enforce (write NC).
+        #[arg(long, value_parser = parse_mode)]
+        mode: Option<Mode>,
+        /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0).
+        #[arg(long, value_parser = parse_scope)]
+        scope: Option<Scope>,
+        /// BO classes whose forced UC is rewritten: coherent, uncached, coherent,uncached, none.
+        #[arg(long, value_parser = parse_classes)]
+        classes: Option<Classes>,
+    },
+    /// Set the policy from a config file (root only): what rdna1-mtype.service runs at boot.
+    ///
+    /// Unknown keys and bad values are rejected, naming the key, before anything is changed.
+    ///
+    /// Example: `sudo rdna1ctl apply --config /etc/rdna1-mtype/config.toml`
+    Apply {
+        /// The config file (schema in docs/CLI.md); below --root.
+        #[arg(
+            long,
+            value_name = "PATH",
+            default_value = "/etc/rdna1-mtype/config.toml"
+        )]
+        config: PathBuf,
+        /// Check the file and print the policy it would set, without setting it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Show `struct amdgpu_bo`'s layout from this kernel's module BTF (/sys/kernel/btf/amdgpu)
+    /// next to the module's, and with --apply give it to the module (root only).
+    ///
+    /// The module classifies buffer objects (coherent, uncached, doorbell, ...) only with a
+    /// valid layout; without one it leaves every BO alone.
+    ///
+    /// Example: `sudo rdna1ctl layout --apply`
+    Layout {
+        /// Write the layout to the module (root only).
+        #[arg(long)]
+        apply: bool,
+    },
+    /// Show the module's decision log: who mapped what on which device, the MTYPE requested,
+    /// computed and written, the BO class and what was done, with the count of lost events.
+    ///
+    /// Calls that were already NC, made in mode off, or for a device out of scope are counted in
+    /// the stats, not logged.
+    ///
+    /// Example: `sudo rdna1ctl events --follow`
+    Events {
+        /// Keep printing new events until interrupted (with --json: one JSON object per line).
+        #[arg(long)]
+        follow: bool,
+    },
+    /// Check the policy against live GPU page-table updates (root only).
+    ///
+    /// Traces amdgpu:amdgpu_vm_update_ptes in a tracefs instance of its own (other tracing is
+    /// not disturbed), decodes the MTYPE of every PTE written, and reports per device and pid
+    /// the PTEs by MTYPE and every update that breaks the policy in force, beside the module's
+    /// counters. Exits 3 if it saw a violation.
+    ///
+    /// Example: `sudo rdna1ctl verify --duration 60` while a PyTorch job runs.
+    Verify(VerifyArgs),
+    /// Check everything the module and ROCm on RDNA1 depend on: kernel config, Secure Boot,
+    /// DKMS, toolchain, amdgpu and its parameters, ROCm, HSA_OVERRIDE_GFX_VERSION, PCIe
+    /// atomics, gfx1010 code objects. Each check: ok, warn or fail, with a one-line fix.
+    /// Exits 3 if a check failed.
+    ///
+    /// Example: `rdna1ctl doctor`
+    Doctor,
+    /// Print a shell completion script.
+    ///
+    /// Example: `rdna1ctl completions bash > /etc/bash_completion.d/rdna1ctl`
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) for rdna1ctl(8).
+    ///
+    /// Example: `rdna1ctl man | man -l -`
+    Man,
+}
+
+/// Options of `rdna1ctl verify`.
+#[derive(Args, Debug, Clone)]
+pub struct VerifyArgs {
+    /// Trace for S seconds (default 10).
+    #[arg(long, value_name = "S", conflicts_with = "until_interrupt")]
+    pub duration: Option<f64>,
+    /// Trace until Ctrl-C (SIGINT) or SIGTERM.
+    #[arg(long)]
+    pub until_interrupt: bool,
+    /// Only updates made by this process.
+    #[arg(long, value_name = "P")]
+    pub pid: Option<u32>,
+}

@@ -1,0 +1,53 @@
+//! Human or JSON output. JSON documents carry the schema version (docs/CLI.md) so scripts can
+//! tell what they read.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Serialize;
+
+/// Version of the JSON schema of every command's output. Bump on any incompatible change
+/// (renamed or removed field, changed meaning); adding a field is compatible.
+pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Envelope<'a, T: Serialize> {
+    schema_version: u32,
+    command: &'a str,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+/// Writes `body` as one JSON document (one line) with the schema version and command name.
+pub fn json<T: Serialize>(command: &str, body: &T, out: &mut impl Write) -> Result<()> {
+    serde_json::to_writer(
+        &mut *out,
+        &Envelope {
+            schema_version: JSON_SCHEMA_VERSION,
+            command,
+            body,
+        },
+    )?;
+    writeln!(out)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct B {
+        x: u32,
+    }
+
+    #[test]
+    fn envelope_is_flat_and_versioned() {
+        let mut v = Vec::new();
+        json("status", &B { x: 7 }, &mut v).unwrap();
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "{\"schema_version\":1,\"command\":\"status\",\"x\":7}\n"
+        );
+    }
+}
