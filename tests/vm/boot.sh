@@ -9,7 +9,7 @@ start=$(date +%s)
 # KVM here is kvm_pvm and cannot run this kernel (see docs/TESTING.md): TCG only.
 timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2048 \
 	-nographic -no-reboot -kernel "$kb/arch/x86/boot/bzImage" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job" </dev/null >"$log" 2>&1
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}" </dev/null >"$log" 2>&1
 rc=$?
 tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 secs=$(($(date +%s) - start))

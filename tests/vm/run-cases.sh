@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Quick iteration: build what the VM needs and run only some cases.
+# usage: tests/vm/run-cases.sh 80,95   (case number prefixes, comma-separated)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=$top/build/cases
+. "$top/tests/kernel/env.sh"
+kb=$("$top/tests/vm/prepare.sh" "$out")
+RDNA1_CASES=$1 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm.log" 900
