@@ -25,6 +25,7 @@
 #include <generated/utsrelease.h>
 #include <drm/ttm/ttm_bo.h>
 
+#include "amdgpu_bo_layout.h"
 #include "hook.h"
 
 #define HOOKED_MODULE "amdgpu"
@@ -43,6 +44,12 @@ static_assert(sizeof(struct rdna1_pte_call) == 32);
 
 const u32 rdna1_ttm_bo_size = sizeof(struct ttm_buffer_object);
 const u32 rdna1_ttm_bo_type_offset = offsetof(struct ttm_buffer_object, type);
+const u32 rdna1_builtin_bo_layout[4] = {
+	sizeof(struct rdna1_amdgpu_bo_7_2),
+	offsetof(struct rdna1_amdgpu_bo_7_2, preferred_domains),
+	offsetof(struct rdna1_amdgpu_bo_7_2, tbo),
+	offsetof(struct rdna1_amdgpu_bo_7_2, flags),
+};
 
 /* What the entry handler saves for the exit handler, per call. */
 struct rdna1_entry_data {
@@ -187,6 +194,10 @@ int rdna1_mtype_hook_init(void)
 		       UTS_RELEASE, HOOKED_SYMBOL);
 		return -EOPNOTSUPP;
 	}
+	/* Before arming: the first hooked call already classifies BOs. */
+	rdna1_mtype_policy_lock();
+	rdna1_mtype_layout_init();
+	rdna1_mtype_policy_unlock();
 	ret = register_module_notifier(&rdna1_module_nb);
 	if (ret)
 		return ret;
@@ -265,9 +276,11 @@ MODULE_PARM_DESC(scope, "rdna1 (default), gfx10, or up to 8 PCI addresses: 0000:
 module_param_cb(classes, &rdna1_policy_ops, (void *)RDNA1_FIELD_CLASSES, 0644);
 MODULE_PARM_DESC(classes, "BO classes whose forced UC is rewritten: coherent (default), uncached, coherent,uncached or none");
 module_param_cb(bo_layout, &rdna1_policy_ops, (void *)RDNA1_FIELD_BO_LAYOUT, 0644);
-MODULE_PARM_DESC(bo_layout, "struct amdgpu_bo layout from BTF: size=N preferred_domains=N tbo=N flags=N, or none");
+MODULE_PARM_DESC(bo_layout, "struct amdgpu_bo layout: size=N preferred_domains=N tbo=N flags=N (from BTF), builtin (default), or none");
 module_param_cb(bo_layout_status, &rdna1_policy_ops, (void *)RDNA1_FIELD_BO_LAYOUT_STATUS, 0444);
 MODULE_PARM_DESC(bo_layout_status, "unset, ok, or invalid (a BO read through it broke an invariant)");
+module_param_cb(bo_layout_source, &rdna1_policy_ops, (void *)RDNA1_FIELD_BO_LAYOUT_SOURCE, 0444);
+MODULE_PARM_DESC(bo_layout_source, "builtin (the module's own, for Linux 7.2-7.3), set (written by root) or none");
 
 static int rdna1_stats_get(char *buf, const struct kernel_param *kp)
 {

@@ -26,11 +26,14 @@ enum rdna1_policy_field {
 	RDNA1_FIELD_CLASSES = 2,
 	RDNA1_FIELD_BO_LAYOUT = 3,
 	RDNA1_FIELD_BO_LAYOUT_STATUS = 4,	/* read-only */
+	RDNA1_FIELD_BO_LAYOUT_SOURCE = 5,	/* read-only */
 };
 
 /* From the kernel's public TTM header, for Rust (which has no binding for it). */
 extern const u32 rdna1_ttm_bo_size;
 extern const u32 rdna1_ttm_bo_type_offset;
+/* struct amdgpu_bo (amdgpu_bo_layout.h): size, preferred_domains, tbo, flags. */
+extern const u32 rdna1_builtin_bo_layout[4];
 
 /* C, called from Rust module init/exit. */
 int rdna1_mtype_hook_init(void);
@@ -38,6 +41,8 @@ void rdna1_mtype_hook_exit(void);
 /* C, for Rust's ioctl path: the lock policy writers hold (may sleep). */
 void rdna1_mtype_policy_lock(void);
 void rdna1_mtype_policy_unlock(void);
+/* Rust, from module init with the policy lock held: the built-in layout unless one was given. */
+void rdna1_mtype_layout_init(void);
 /* The module version (Cargo.toml), NUL-padded. */
 extern const char rdna1_mtype_version[24];
 

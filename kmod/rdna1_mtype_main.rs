@@ -75,10 +75,12 @@ const FIELD_SCOPE: u32 = 1;
 const FIELD_CLASSES: u32 = 2;
 const FIELD_BO_LAYOUT: u32 = 3;
 const FIELD_BO_LAYOUT_STATUS: u32 = 4;
+const FIELD_BO_LAYOUT_SOURCE: u32 = 5;
 
 unsafe extern "C" {
     static rdna1_ttm_bo_size: u32;
     static rdna1_ttm_bo_type_offset: u32;
+    static rdna1_builtin_bo_layout: [u32; 4];
     static rdna1_mtype_version: [u8; 24];
     fn rdna1_mtype_policy_lock();
     fn rdna1_mtype_policy_unlock();
@@ -96,6 +98,66 @@ struct State {
     policy: Policy,
     /// Checked with [`BoLayout::check`] before it was published.
     bo_layout: Option<BoLayout>,
+    bo_layout_source: LayoutSource,
+}
+
+/// Where the layout in force came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LayoutSource {
+    /// Nothing written yet (only before init picks the built-in one).
+    Unset,
+    /// The module's own copy of `struct amdgpu_bo` (amdgpu_bo_layout.h).
+    Builtin,
+    /// Written by root (`bo_layout=` parameter), `none` included.
+    Set,
+}
+
+impl LayoutSource {
+    fn name(self) -> &'static str {
+        match self {
+            LayoutSource::Unset => "none",
+            LayoutSource::Builtin => "builtin",
+            LayoutSource::Set => "set",
+        }
+    }
+}
+
+/// The built-in layout, if it passes [`BoLayout::check`] on this kernel.
+fn builtin_layout() -> Option<BoLayout> {
+    // SAFETY: constants defined in hook.c.
+    let (b, ttm) = unsafe { (rdna1_builtin_bo_layout, rdna1_ttm_bo_size) };
+    let l = BoLayout {
+        size: b[0],
+        preferred_domains: b[1],
+        tbo: b[2],
+        flags: b[3],
+    };
+    l.check(ttm).ok().map(|()| l)
+}
+
+/// Picks the built-in layout unless a `bo_layout=` parameter was given at load.
+///
+/// # Safety
+///
+/// Called once from module init, before the hook is armed, with rdna1_policy_lock held.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn rdna1_mtype_layout_init() {
+    let old = current();
+    if old.bo_layout_source != LayoutSource::Unset {
+        return;
+    }
+    let Some(l) = builtin_layout() else {
+        pr_warn!("the built-in amdgpu_bo layout fails its checks on this kernel: BOs are not classified until root sets one (rdna1ctl layout --apply)\n");
+        return;
+    };
+    let new = State {
+        bo_layout: Some(l),
+        bo_layout_source: LayoutSource::Builtin,
+        ..old
+    };
+    // SAFETY: the caller holds rdna1_policy_lock and may sleep.
+    unsafe { publish(new) };
+    pr_info!("amdgpu_bo layout: built-in {}\n", format_args!("{}", l));
 }
 
 /// Set (once per layout) when a BO read through the layout broke an invariant; cleared when a
@@ -115,6 +177,7 @@ unsafe impl Sync for PolicySlots {}
 const INITIAL: State = State {
     policy: Policy::DEFAULT,
     bo_layout: None,
+    bo_layout_source: LayoutSource::Unset,
 };
 static SLOTS: PolicySlots = PolicySlots([UnsafeCell::new(INITIAL), UnsafeCell::new(INITIAL)]);
 static ACTIVE: Atomic<u32> = Atomic::new(0);
@@ -384,7 +447,10 @@ unsafe extern "C" fn rdna1_mtype_policy_store(field: u32, val: *const c_char, le
         FIELD_MODE => Mode::parse(input).map(|m| p.mode = m),
         FIELD_SCOPE => Scope::parse(input).map(|s| p.scope = s),
         FIELD_CLASSES => Classes::parse(input).map(|c| p.classes = c),
-        FIELD_BO_LAYOUT => parse_layout(input).map(|l| new.bo_layout = l),
+        FIELD_BO_LAYOUT => parse_layout(input).map(|(l, src)| {
+            new.bo_layout = l;
+            new.bo_layout_source = src;
+        }),
         _ => None,
     };
     if parsed.is_none() {
@@ -410,15 +476,18 @@ unsafe extern "C" fn rdna1_mtype_policy_store(field: u32, val: *const c_char, le
     0
 }
 
-/// `none`, or a layout that passes [`BoLayout::check`].
-fn parse_layout(input: &[u8]) -> Option<Option<BoLayout>> {
-    if input == b"none" || input == b"none\n" {
-        return Some(None);
+/// `none`, `builtin`, or a layout that passes [`BoLayout::check`].
+fn parse_layout(input: &[u8]) -> Option<(Option<BoLayout>, LayoutSource)> {
+    let word = input.strip_suffix(b"\n").unwrap_or(input);
+    match word {
+        b"none" => return Some((None, LayoutSource::Set)),
+        b"builtin" => return builtin_layout().map(|l| (Some(l), LayoutSource::Builtin)),
+        _ => {}
     }
     let l = BoLayout::parse(input)?;
     // SAFETY: a constant defined in hook.c.
     l.check(unsafe { rdna1_ttm_bo_size }).ok()?;
-    Some(Some(l))
+    Some((Some(l), LayoutSource::Set))
 }
 
 /// Writes `f` plus a newline into the C buffer `buf` of `len` bytes; returns the length or
@@ -464,6 +533,7 @@ unsafe extern "C" fn rdna1_mtype_policy_show(field: u32, buf: *mut c_char, len: 
                 Some(l) => writeln!(w, "{l}"),
                 None => writeln!(w, "none"),
             },
+            FIELD_BO_LAYOUT_SOURCE => writeln!(w, "{}", s.bo_layout_source.name()),
             FIELD_BO_LAYOUT_STATUS => match (s.bo_layout, LAYOUT_FAILED.load(Relaxed)) {
                 (None, _) => writeln!(w, "unset"),
                 (Some(_), 0) => writeln!(w, "ok"),

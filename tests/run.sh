@@ -24,10 +24,13 @@ kb=$("$top/tests/vm/prepare.sh" "$out")
 log "kernel rustfmt (the module's Rust, in the kernel's own style)"
 rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/*.rs
 
+log "kmod/amdgpu_bo_layout.h against amdgpu's struct amdgpu_bo"
+tests/kernel/check-bo-copy.sh
+
 log "checkpatch"
 # LINUX_VERSION_CODE: checkpatch's rule is for in-tree code; an out-of-tree module built
 # against many kernels must check which one it is on (kmod/hook.c, supported range).
-"$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --ignore LINUX_VERSION_CODE -f kmod/hook.c kmod/hook.h \
+"$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --ignore LINUX_VERSION_CODE -f kmod/hook.c kmod/hook.h kmod/amdgpu_bo_layout.h \
 	tests/harness/rdna1_mtype_harness.c tests/bench/rdna1_mtype_bench.c \
 	tests/common/resolve_symbol.h || die "checkpatch found problems in our C"
 

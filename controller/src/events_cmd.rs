@@ -83,9 +83,11 @@ impl From<&Event> for EventJson {
             device: (e.dev_known != 0).then(|| PciAddr::from_raw(e.dev_addr).to_string()),
             vendor: e.vendor,
             device_id: e.device,
-            requested: VmMtype::from_vm_flags(e.vm_flags).name().to_owned(),
-            before: Mtype::from_bits(e.before).name().to_owned(),
-            written: Mtype::from_bits(e.written).name().to_owned(),
+            requested: VmMtype::from_vm_flags(e.vm_flags)
+                .name()
+                .to_ascii_lowercase(),
+            before: Mtype::from_bits(e.before).name().to_ascii_lowercase(),
+            written: Mtype::from_bits(e.written).name().to_ascii_lowercase(),
             class: e.bo_class().map(|c| c.name().to_owned()),
             action: action(e),
         }

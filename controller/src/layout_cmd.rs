@@ -8,6 +8,20 @@ use crate::bo_layout;
 use crate::module_state::{self, ModuleState, MODULE_DIR};
 use crate::sysroot::SysRoot;
 
+/// Writes `value` (a layout, `builtin` or `none`) to the module's `bo_layout` parameter.
+pub fn write_param(root: &SysRoot, value: &str) -> Result<()> {
+    let param = root.path(&format!("{MODULE_DIR}/parameters/bo_layout"));
+    std::fs::write(&param, format!("{value}\n")).map_err(|e| {
+        let hint = match e.kind() {
+            std::io::ErrorKind::PermissionDenied => ": only root may change the policy (sudo)",
+            std::io::ErrorKind::InvalidInput => ": the module refused it (see dmesg)",
+            _ => "",
+        };
+        let what = format!("writing {value:?} to {}: {e}{hint}", param.display());
+        anyhow::Error::new(e).context(what)
+    })
+}
+
 pub fn run(root: &SysRoot, apply: bool, out: &mut impl Write) -> Result<()> {
     let layout = bo_layout::from_sysfs(root)?;
     writeln!(out, "amdgpu_bo layout from BTF: {layout}")?;
@@ -30,15 +44,7 @@ pub fn run(root: &SysRoot, apply: bool, out: &mut impl Write) -> Result<()> {
     if !apply {
         return Ok(());
     }
-    let param = root.path(&format!("{MODULE_DIR}/parameters/bo_layout"));
-    std::fs::write(&param, format!("{layout}\n")).map_err(|e| {
-        let hint = match e.kind() {
-            std::io::ErrorKind::PermissionDenied => ": only root may change the policy (sudo)",
-            std::io::ErrorKind::InvalidInput => ": the module refused it (see dmesg)",
-            _ => "",
-        };
-        anyhow::anyhow!("writing {}: {e}{hint}", param.display())
-    })?;
+    write_param(root, &layout.to_string())?;
     let ModuleState::Loaded(after) = module_state::read(root)? else {
         bail!("rdna1_mtype was unloaded while applying the layout");
     };

@@ -20,6 +20,16 @@ depmod -b "$root" "$rel"
 for b in rdna1ctl rdna1-abi-probe; do
 	cp "$top/target/vm/x86_64-unknown-linux-gnu/release/$b" "$root/usr/bin/$b"
 done
+# kmod's own modprobe (busybox's ignores softdep) with its libraries, under /opt/kmod so the
+# other cases keep busybox's; the shipped modprobe.d file beside it (case 12).
+mkdir -p "$root/opt/kmod" "$root/opt/rdna1/dist"
+cp /usr/bin/kmod "$root/opt/kmod/kmod"
+for t in modprobe depmod lsmod; do ln -s kmod "$root/opt/kmod/$t"; done
+for lib in $(ldd /usr/bin/kmod | grep -o '/[^ ]*'); do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
+cp -r "$top/modprobe.d" "$top/config" "$root/opt/rdna1/dist/"
 cp "$here/init" "$root/init"
 cp -r "$here/guest" "$root/opt/rdna1/guest"
 cp -r "$here/cases" "$root/opt/rdna1/cases"

@@ -1,13 +1,13 @@
 # mode=enforce, every request x BO kind, other bits always identical to amdgpu's:
-# - no amdgpu_bo layout: only mappings without a BO (KFD SVM) are rewritten; any BO might be
+# - no amdgpu_bo layout (bo_layout=none): only mappings without a BO (KFD SVM) are rewritten; any BO might be
 #   a doorbell, so none is touched;
-# - with the layout: requested WC/CC/UC on memory BOs (GTT, VRAM, userptr) and the UC amdgpu
+# - with the module's built-in layout (its default): requested WC/CC/UC on memory BOs (GTT, VRAM, userptr) and the UC amdgpu
 #   forces on coherent BOs become NC; uncached BOs (class not enabled by default), sg
 #   (KFD doorbell/MMIO-remap) and doorbell-domain BOs stay as amdgpu made them.
 mtype_down
 harness_up
 baseline >/dev/null
-modprobe rdna1_mtype mode=enforce
+modprobe rdna1_mtype mode=enforce bo_layout=none
 eq "$(armed)" Y armed
 check_table() { # FILE WITH_LAYOUT(yes/no)
 	n=0
@@ -31,7 +31,11 @@ check_table() { # FILE WITH_LAYOUT(yes/no)
 }
 table >/tmp/enforce-nolayout
 eq "$(check_table /tmp/enforce-nolayout no)" 3 "rewritten without layout"
-layout_set
+# The built-in layout (a copy of amdgpu_bo compiled against this kernel's headers) equals
+# offsetof() from amdgpu's own header, and classifies the real BOs below.
+echo builtin >$PARAMS/bo_layout
+eq "$(cat $PARAMS/bo_layout)" "$(cat /sys/kernel/debug/rdna1_mtype_harness/layout)" "built-in layout"
+eq "$(cat $PARAMS/bo_layout_source)" builtin "layout source"
 eq "$(cat $PARAMS/bo_layout_status)" ok "layout status"
 table >/tmp/enforce-layout
 # none/plain/vram/userptr x WC/CC/UC = 12, coherent/ext_coherent x 6 requests = 12

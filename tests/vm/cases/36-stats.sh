@@ -1,7 +1,7 @@
 # Per-device stats count exactly the calls made, by outcome.
 mtype_down
 harness_up
-modprobe rdna1_mtype mode=enforce
+modprobe rdna1_mtype mode=enforce bo_layout=none
 [ -z "$(cat $PARAMS/stats)" ] || fail "stats not empty after load: $(cat $PARAMS/stats)"
 call "$(req CC)" plain "$IN" >/dev/null                 # layout_unknown
 layout_set

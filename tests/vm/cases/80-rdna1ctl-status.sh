@@ -13,7 +13,7 @@ rmmod rdna1_mtype
 # The layout: status tells it is missing and how to fix it; on a kernel without module BTF,
 # `rdna1ctl layout` fails and says why (with BTF: case 85).
 harness_up
-modprobe rdna1_mtype mode=enforce
+modprobe rdna1_mtype mode=enforce bo_layout=none
 rdna1ctl status | grep -q 'layout:  unset: no BO is modified' || fail "layout unset: $(rdna1ctl status)"
 if [ ! -e /sys/kernel/btf/amdgpu ]; then
 	if out=$(rdna1ctl layout 2>&1); then fail "rdna1ctl layout succeeded without BTF: $out"; fi
