@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use super::{Check, Input, dkms};
+use super::{dkms, Check, Input};
 
 /// EFI global variable GUID (UEFI spec): SecureBoot-<guid> in efivarfs.
 const SECURE_BOOT_VAR: &str =
@@ -120,7 +120,7 @@ fn signing_check(input: &Input) -> Check {
     if let Some(p) = unsigned.first() {
         return Check::fail(
             id,
-            format!("{sb_text}, {why}: modules must be signed, and {} is not: the kernel refuses it", p.display()),
+            format!("{sb_text}, {why}: modules must be signed, and {} is not: the kernel refuses it", input.show(p)),
             "configure DKMS signing (mok_signing_key/mok_certificate in /etc/dkms/framework.conf) and rebuild: sudo dkms autoinstall --force",
         );
     }
@@ -167,8 +167,8 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doctor::testutil::{assert_check, run_check, FakeHost, Tree};
     use crate::doctor::Status;
-    use crate::doctor::testutil::{FakeHost, Tree, assert_check, run_check};
 
     const REL: &str = "7.2.13-amd64";
     const CERT: &[u8] = b"\x30\x82\x03\x1bDKMS module signing key";
@@ -213,20 +213,32 @@ mod tests {
 
     #[test]
     fn lockdown_levels() {
-        assert_check(&check(&tree(None, ""), "boot.lockdown"), Status::Ok, &["off"]);
+        assert_check(
+            &check(&tree(None, ""), "boot.lockdown"),
+            Status::Ok,
+            &["off"],
+        );
         let t = tree(None, "[none] integrity confidentiality");
         assert_check(&check(&t, "boot.lockdown"), Status::Ok, &["off"]);
         let t = tree(Some(1), "none [integrity] confidentiality");
         assert_check(&check(&t, "boot.lockdown"), Status::Ok, &["integrity"]);
         let t = tree(Some(1), "none integrity [confidentiality]");
-        assert_check(&check(&t, "boot.lockdown"), Status::Warn, &["rdna1ctl verify"]);
+        assert_check(
+            &check(&t, "boot.lockdown"),
+            Status::Warn,
+            &["rdna1ctl verify"],
+        );
     }
 
     #[test]
     fn unsigned_modules_load_without_enforcement() {
         let t = tree(Some(0), "[none] integrity confidentiality");
         t.write("sys/module/module/parameters/sig_enforce", "N\n");
-        assert_check(&check(&t, "boot.module_signing"), Status::Ok, &["Secure Boot off"]);
+        assert_check(
+            &check(&t, "boot.module_signing"),
+            Status::Ok,
+            &["Secure Boot off"],
+        );
     }
 
     #[test]
@@ -234,14 +246,21 @@ mod tests {
         let t = tree(Some(1), "none [integrity] confidentiality");
         let c = check(&t, "boot.module_signing");
         assert_check(&c, Status::Warn, &["Secure Boot on", "no DKMS signing key"]);
-        assert!(c.fix.unwrap().contains("mokutil --import /var/lib/dkms/mok.pub"));
+        assert!(c
+            .fix
+            .unwrap()
+            .contains("mokutil --import /var/lib/dkms/mok.pub"));
     }
 
     #[test]
     fn sig_enforce_alone_requires_signing() {
         let t = tree(None, "");
         t.write("sys/module/module/parameters/sig_enforce", "Y\n");
-        assert_check(&check(&t, "boot.module_signing"), Status::Warn, &["sig_enforce"]);
+        assert_check(
+            &check(&t, "boot.module_signing"),
+            Status::Warn,
+            &["sig_enforce"],
+        );
     }
 
     #[test]
@@ -250,12 +269,20 @@ mod tests {
         t.write_bytes("var/lib/dkms/mok.pub", CERT);
         let mut list = vec![7, 0, 0, 0, 0xa1, 0x59];
         t.write_bytes(&MOK_LISTS[0][1..], &list);
-        assert_check(&check(&t, "boot.module_signing"), Status::Warn, &["not enrolled"]);
+        assert_check(
+            &check(&t, "boot.module_signing"),
+            Status::Warn,
+            &["not enrolled"],
+        );
         list.extend_from_slice(CERT);
         t.write_bytes(&MOK_LISTS[0][1..], &list);
         assert_check(&check(&t, "boot.module_signing"), Status::Ok, &["enrolled"]);
         std::fs::remove_file(t.path(&MOK_LISTS[0][1..])).unwrap();
-        assert_check(&check(&t, "boot.module_signing"), Status::Warn, &["cannot read shim's MokListRT"]);
+        assert_check(
+            &check(&t, "boot.module_signing"),
+            Status::Warn,
+            &["cannot read shim's MokListRT"],
+        );
     }
 
     #[test]

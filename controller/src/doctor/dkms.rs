@@ -105,14 +105,14 @@ fn dkms_check(input: &Input, release: &str) -> Check {
             id,
             format!(
                 "{PACKAGE} {VERSION} built by DKMS for {release}, installed as {}",
-                inst.display()
+                input.show(inst)
             ),
         ),
         (Some(b), None) => Check::fail(
             id,
             format!(
                 "{PACKAGE} {VERSION} is built for {release} ({}) but not installed: modprobe cannot find it",
-                b.display()
+                input.show(b)
             ),
             install,
         ),
@@ -121,7 +121,7 @@ fn dkms_check(input: &Input, release: &str) -> Check {
             format!(
                 "{} is installed for {release} but DKMS has no {PACKAGE} {VERSION} build for it: \
                  another version, or copied by hand; it will not be rebuilt for the next kernel",
-                inst.display()
+                input.show(inst)
             ),
             format!("sudo dkms add <source of {PACKAGE} {VERSION}> && {install}"),
         ),
@@ -176,7 +176,11 @@ fn rustc_check(input: &Input, built: bool) -> Check {
     // for the next kernel, so a mismatch is a warning there.
     let bad = |message: String, fix: String| {
         if built {
-            Check::warn(id, format!("{message} (the module is already built for this kernel)"), fix)
+            Check::warn(
+                id,
+                format!("{message} (the module is already built for this kernel)"),
+                fix,
+            )
         } else {
             Check::fail(id, message, fix)
         }
@@ -204,8 +208,8 @@ fn rustc_release(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doctor::testutil::{assert_check, run_check, FakeHost, Tree, KCONFIG_GOOD};
     use crate::doctor::Status;
-    use crate::doctor::testutil::{FakeHost, KCONFIG_GOOD, Tree, assert_check, run_check};
 
     const REL: &str = "7.2.13-amd64";
     const RUSTC: &str = "rustc 1.95.0 (59807616e 2026-04-14)";
@@ -258,7 +262,10 @@ mod tests {
     fn nothing_fails_unless_loaded_by_hand() {
         let t = tree();
         // Another module in the install dir must not count.
-        t.write(&format!("lib/modules/{REL}/updates/dkms/rdna1_mtypo.ko"), "ko");
+        t.write(
+            &format!("lib/modules/{REL}/updates/dkms/rdna1_mtypo.ko"),
+            "ko",
+        );
         assert_check(&dkms(&t), Status::Fail, &["no rdna1-mtype", "not loaded"]);
         t.mkdir("sys/module/rdna1_mtype");
         assert_check(&dkms(&t), Status::Warn, &["built by hand"]);
@@ -274,7 +281,10 @@ mod tests {
     #[test]
     fn installed_without_build_warns() {
         let t = tree();
-        t.write(&format!("lib/modules/{REL}/updates/dkms/rdna1_mtype.ko"), "ko");
+        t.write(
+            &format!("lib/modules/{REL}/updates/dkms/rdna1_mtype.ko"),
+            "ko",
+        );
         assert_check(&dkms(&t), Status::Warn, &["no rdna1-mtype", "by hand"]);
     }
 
@@ -305,6 +315,10 @@ mod tests {
         let t = Tree::new();
         t.write("proc/sys/kernel/osrelease", &format!("{REL}\n"));
         t.write(&format!("boot/config-{REL}"), "# CONFIG_RUST is not set\n");
-        assert_check(&rustc(&t, Some(RUSTC)), Status::Warn, &["CONFIG_RUSTC_VERSION_TEXT"]);
+        assert_check(
+            &rustc(&t, Some(RUSTC)),
+            Status::Warn,
+            &["CONFIG_RUSTC_VERSION_TEXT"],
+        );
     }
 }

@@ -24,7 +24,11 @@ fn gpu_check(input: &Input) -> Check {
     let gpus = match &input.facts.gpus {
         Ok(g) => g,
         Err(e) => {
-            return Check::fail(id, format!("cannot list PCI devices: {e}"), "run doctor as a user who can read /sys/bus/pci");
+            return Check::fail(
+                id,
+                format!("cannot list PCI devices: {e}"),
+                "run doctor as a user who can read /sys/bus/pci",
+            );
         }
     };
     let rdna1: Vec<_> = gpus.iter().filter(|g| g.rdna1.is_some()).collect();
@@ -107,7 +111,10 @@ fn module_checks(input: &Input) -> Vec<Check> {
     } else if !m.armed {
         Check::warn(
             id,
-            format!("rdna1_mtype {} is loaded, waiting for amdgpu to arm", m.version),
+            format!(
+                "rdna1_mtype {} is loaded, waiting for amdgpu to arm",
+                m.version
+            ),
             "sudo modprobe amdgpu",
         )
     } else {
@@ -189,8 +196,8 @@ fn param_checks(input: &Input) -> Vec<Check> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doctor::testutil::{assert_check, run_check, FakeHost, Tree};
     use crate::doctor::Status;
-    use crate::doctor::testutil::{FakeHost, Tree, assert_check, run_check};
 
     fn check(t: &Tree, id: &str) -> Check {
         run_check(t, &FakeHost::default(), checks, id)
@@ -204,19 +211,38 @@ mod tests {
         t.write(&format!("{p}/scope"), "rdna1\n");
         t.write(&format!("{p}/classes"), "coherent\n");
         t.write(&format!("{p}/bo_layout"), "none\n");
-        t.write(&format!("{p}/bo_layout_status"), &format!("{layout_status}\n"));
+        t.write(
+            &format!("{p}/bo_layout_status"),
+            &format!("{layout_status}\n"),
+        );
     }
 
     #[test]
     fn rdna1_gpu_present_absent_unbound() {
         let t = Tree::new();
-        assert_check(&check(&t, "gpu.rdna1"), Status::Fail, &["no AMD GPU", "nothing to do"]);
+        assert_check(
+            &check(&t, "gpu.rdna1"),
+            Status::Fail,
+            &["no AMD GPU", "nothing to do"],
+        );
         t.gpu("0000:0c:00.0", 0x73bf); // Navi 21: RDNA2
-        assert_check(&check(&t, "gpu.rdna1"), Status::Fail, &["0000:0c:00.0 [1002:73bf]", "nothing to do"]);
+        assert_check(
+            &check(&t, "gpu.rdna1"),
+            Status::Fail,
+            &["0000:0c:00.0 [1002:73bf]", "nothing to do"],
+        );
         t.gpu("0000:03:00.0", 0x731f);
-        assert_check(&check(&t, "gpu.rdna1"), Status::Ok, &["0000:03:00.0 navi10 gfx1010"]);
+        assert_check(
+            &check(&t, "gpu.rdna1"),
+            Status::Ok,
+            &["0000:03:00.0 navi10 gfx1010"],
+        );
         std::fs::remove_file(t.path("sys/bus/pci/devices/0000:03:00.0/driver")).unwrap();
-        assert_check(&check(&t, "gpu.rdna1"), Status::Warn, &["not bound to amdgpu: 0000:03:00.0"]);
+        assert_check(
+            &check(&t, "gpu.rdna1"),
+            Status::Warn,
+            &["not bound to amdgpu: 0000:03:00.0"],
+        );
     }
 
     #[test]
@@ -233,7 +259,11 @@ mod tests {
         let t = Tree::new();
         assert_check(&check(&t, "module.loaded"), Status::Fail, &["not loaded"]);
         module(&t, "enforce", "N", "unset");
-        assert_check(&check(&t, "module.loaded"), Status::Warn, &["waiting for amdgpu"]);
+        assert_check(
+            &check(&t, "module.loaded"),
+            Status::Warn,
+            &["waiting for amdgpu"],
+        );
         t.mkdir("sys/module/amdgpu");
         assert_check(&check(&t, "module.loaded"), Status::Fail, &["not armed"]);
         module(&t, "off", "Y", "unset");
@@ -241,7 +271,11 @@ mod tests {
         module(&t, "audit", "Y", "unset");
         assert_check(&check(&t, "module.loaded"), Status::Ok, &["mode audit"]);
         module(&t, "enforce", "Y", "unset");
-        assert_check(&check(&t, "module.loaded"), Status::Ok, &["mode enforce", "scope rdna1"]);
+        assert_check(
+            &check(&t, "module.loaded"),
+            Status::Ok,
+            &["mode enforce", "scope rdna1"],
+        );
         module(&t, "turbo", "Y", "unset");
         assert_check(&check(&t, "module.loaded"), Status::Fail, &["unknown mode"]);
     }
@@ -250,7 +284,11 @@ mod tests {
     fn layout_states() {
         let t = Tree::new();
         module(&t, "enforce", "Y", "unset");
-        assert_check(&check(&t, "module.layout"), Status::Warn, &["unset", "only SVM"]);
+        assert_check(
+            &check(&t, "module.layout"),
+            Status::Warn,
+            &["unset", "only SVM"],
+        );
         module(&t, "enforce", "Y", "ok");
         assert_check(&check(&t, "module.layout"), Status::Ok, &[]);
         module(&t, "enforce", "Y", "invalid");
@@ -268,7 +306,11 @@ mod tests {
         t.write(&format!("{p}/noretry"), "0\n");
         t.write(&format!("{p}/mtype_local"), "1\n");
         assert_check(&check(&t, "amdgpu.noretry"), Status::Warn, &["noretry=0"]);
-        assert_check(&check(&t, "amdgpu.mtype_local"), Status::Warn, &["no effect on RDNA1"]);
+        assert_check(
+            &check(&t, "amdgpu.mtype_local"),
+            Status::Warn,
+            &["no effect on RDNA1"],
+        );
         std::fs::remove_file(t.path(&format!("{p}/noretry"))).unwrap();
         assert_check(&check(&t, "amdgpu.noretry"), Status::Warn, &["cannot read"]);
     }

@@ -96,7 +96,7 @@ pub fn checks(input: &Input) -> Vec<Check> {
     };
     out.push(Check::ok(
         "kernel.config",
-        format!("read {}", config.source.display()),
+        format!("read {}", input.show(&config.source)),
     ));
     out.extend(config_checks(config));
     out
@@ -190,7 +190,10 @@ fn config_checks(c: &KernelConfig) -> Vec<Check> {
         ),
     });
     out.push(if c.is_set("CONFIG_HSA_AMD") {
-        Check::ok("kconfig.kfd", "CONFIG_HSA_AMD is set (KFD, /dev/kfd for ROCm)")
+        Check::ok(
+            "kconfig.kfd",
+            "CONFIG_HSA_AMD is set (KFD, /dev/kfd for ROCm)",
+        )
     } else {
         Check::fail(
             "kconfig.kfd",
@@ -216,8 +219,8 @@ fn config_checks(c: &KernelConfig) -> Vec<Check> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doctor::testutil::{assert_check, run_check, FakeHost, Tree, KCONFIG_GOOD as GOOD};
     use crate::doctor::Status;
-    use crate::doctor::testutil::{FakeHost, KCONFIG_GOOD as GOOD, Tree, assert_check, run_check};
 
     fn tree(release: &str, config: &str) -> Tree {
         let t = Tree::new();
@@ -239,7 +242,10 @@ mod tests {
         assert!(c.is_set("CONFIG_A") && c.is_set("CONFIG_B"));
         assert!(!c.is_set("CONFIG_C") && !c.is_set("CONFIG_D"));
         assert_eq!(c.get("CONFIG_C"), Some("n"));
-        assert_eq!(c.string("CONFIG_S").as_deref(), Some("rustc 1.95.0 (x \"q\")"));
+        assert_eq!(
+            c.string("CONFIG_S").as_deref(),
+            Some("rustc 1.95.0 (x \"q\")")
+        );
     }
 
     #[test]
@@ -258,7 +264,11 @@ mod tests {
                 &[bad, "outside 7.2 to 7.3"],
             );
         }
-        assert_check(&check(&Tree::new(), "kernel.release"), Status::Fail, &["osrelease"]);
+        assert_check(
+            &check(&Tree::new(), "kernel.release"),
+            Status::Fail,
+            &["osrelease"],
+        );
     }
 
     #[test]
@@ -281,16 +291,36 @@ mod tests {
     fn each_missing_option_is_named() {
         let cases = [
             ("CONFIG_RUST=y", "kconfig.rust", Status::Fail, "CONFIG_RUST"),
-            ("CONFIG_MODULES=y", "kconfig.rust", Status::Fail, "CONFIG_MODULES"),
-            ("CONFIG_FPROBE=y", "kconfig.fprobe", Status::Fail, "CONFIG_FPROBE"),
+            (
+                "CONFIG_MODULES=y",
+                "kconfig.rust",
+                Status::Fail,
+                "CONFIG_MODULES",
+            ),
+            (
+                "CONFIG_FPROBE=y",
+                "kconfig.fprobe",
+                Status::Fail,
+                "CONFIG_FPROBE",
+            ),
             (
                 "CONFIG_DYNAMIC_FTRACE_WITH_ARGS=y",
                 "kconfig.fprobe",
                 Status::Fail,
                 "CONFIG_DYNAMIC_FTRACE_WITH_ARGS",
             ),
-            ("CONFIG_KPROBES=y", "kconfig.kprobes", Status::Warn, "does not need it"),
-            ("CONFIG_DRM_AMDGPU=m", "kconfig.amdgpu", Status::Fail, "CONFIG_DRM_AMDGPU"),
+            (
+                "CONFIG_KPROBES=y",
+                "kconfig.kprobes",
+                Status::Warn,
+                "does not need it",
+            ),
+            (
+                "CONFIG_DRM_AMDGPU=m",
+                "kconfig.amdgpu",
+                Status::Fail,
+                "CONFIG_DRM_AMDGPU",
+            ),
             ("CONFIG_HSA_AMD=y", "kconfig.kfd", Status::Fail, "/dev/kfd"),
             (
                 "CONFIG_DEBUG_INFO_BTF_MODULES=y",
@@ -309,7 +339,10 @@ mod tests {
 
     #[test]
     fn amdgpu_built_in_is_fine() {
-        let t = tree("7.2.13", &GOOD.replace("CONFIG_DRM_AMDGPU=m", "CONFIG_DRM_AMDGPU=y"));
+        let t = tree(
+            "7.2.13",
+            &GOOD.replace("CONFIG_DRM_AMDGPU=m", "CONFIG_DRM_AMDGPU=y"),
+        );
         assert_check(&check(&t, "kconfig.amdgpu"), Status::Ok, &["built in"]);
     }
 
@@ -317,7 +350,11 @@ mod tests {
     fn no_config_is_one_warning() {
         let t = Tree::new();
         t.write("proc/sys/kernel/osrelease", "7.2.13\n");
-        assert_check(&check(&t, "kernel.config"), Status::Warn, &["no kernel config"]);
+        assert_check(
+            &check(&t, "kernel.config"),
+            Status::Warn,
+            &["no kernel config"],
+        );
         let root = t.root();
         let facts = crate::doctor::Facts::gather(&root);
         let host = FakeHost::default();

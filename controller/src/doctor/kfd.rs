@@ -133,8 +133,8 @@ fn atomics(input: &Input) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doctor::testutil::{assert_check, run_check, FakeHost, Tree};
     use crate::doctor::Status;
-    use crate::doctor::testutil::{FakeHost, Tree, assert_check, run_check};
 
     /// CPU node 0, GPU node 1 at 0000:03:00.0 (location_id 0x300 = 768) with one PCIe link
     /// to node 0 carrying `flags`.
@@ -142,7 +142,10 @@ mod tests {
         let t = Tree::new();
         t.gpu("0000:03:00.0", 0x731f);
         let n = &TOPOLOGY[1..];
-        t.write(&format!("{n}/0/properties"), "cpu_cores_count 8\nsimd_count 0\nlocation_id 0\ndomain 0\n");
+        t.write(
+            &format!("{n}/0/properties"),
+            "cpu_cores_count 8\nsimd_count 0\nlocation_id 0\ndomain 0\n",
+        );
         t.write(
             &format!("{n}/1/properties"),
             "cpu_cores_count 0\nsimd_count 80\ngfx_target_version 100100\nlocation_id 768\ndomain 0\n",
@@ -167,22 +170,36 @@ mod tests {
     #[test]
     fn no_atomics_flags_warn() {
         for flags in [1 | 4, 1 | 8, 1 | 4 | 8] {
-            assert_check(&check(&tree(flags)), Status::Warn, &["without PCIe atomics", "gfx1010"]);
+            assert_check(
+                &check(&tree(flags)),
+                Status::Warn,
+                &["without PCIe atomics", "gfx1010"],
+            );
         }
     }
 
     #[test]
     fn links_of_other_nodes_do_not_count() {
         let t = tree(1);
-        t.write(&format!("{}/1/io_links/1/properties", &TOPOLOGY[1..]), "type 2\nnode_from 0\nnode_to 1\nflags 13\n");
+        t.write(
+            &format!("{}/1/io_links/1/properties", &TOPOLOGY[1..]),
+            "type 2\nnode_from 0\nnode_to 1\nflags 13\n",
+        );
         assert_check(&check(&t), Status::Ok, &[]);
     }
 
     #[test]
     fn gpu_without_node_fails() {
         let t = tree(1);
-        t.write(&format!("{}/1/properties", &TOPOLOGY[1..]), "simd_count 80\nlocation_id 1024\ndomain 0\n");
-        assert_check(&check(&t), Status::Fail, &["no node for 0000:03:00.0", "atomics"]);
+        t.write(
+            &format!("{}/1/properties", &TOPOLOGY[1..]),
+            "simd_count 80\nlocation_id 1024\ndomain 0\n",
+        );
+        assert_check(
+            &check(&t),
+            Status::Fail,
+            &["no node for 0000:03:00.0", "atomics"],
+        );
     }
 
     #[test]

@@ -19,13 +19,14 @@ mod rocm;
 mod testutil;
 
 use std::io::Write;
+use std::path::Path;
 
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::Ctx;
 use crate::exit::Code;
 use crate::sysroot::SysRoot;
+use crate::Ctx;
 
 pub use facts::Facts;
 pub use host::{Host, ProcessHost};
@@ -95,11 +96,25 @@ pub struct Input<'a> {
     pub facts: &'a Facts,
 }
 
+impl Input<'_> {
+    /// `p` as the machine names it, without the `--root` prefix, for messages.
+    pub fn show(&self, p: &Path) -> String {
+        match p.strip_prefix(self.root.path("/")) {
+            Ok(rel) => format!("/{}", rel.display()),
+            Err(_) => p.display().to_string(),
+        }
+    }
+}
+
 /// All checks, in the order they are printed: kernel, boot, packaging, driver and module,
 /// KFD, ROCm userspace.
 pub fn check_all(root: &SysRoot, host: &dyn Host) -> Vec<Check> {
     let facts = Facts::gather(root);
-    let input = Input { root, host, facts: &facts };
+    let input = Input {
+        root,
+        host,
+        facts: &facts,
+    };
     let mut checks = Vec::new();
     checks.extend(kconfig::checks(&input));
     checks.extend(boot::checks(&input));

@@ -44,13 +44,18 @@ mod tests {
         assert_eq!(lines[1], "kernel.release  ok      Linux 7.2.13");
         assert_eq!(lines[2], "kconfig.rust    fail    CONFIG_RUST not set");
         assert_eq!(lines[3], "                        fix: boot a Rust kernel");
-        assert_eq!(lines.last().unwrap(), &"1 ok, 1 warn, 1 fail: problems found");
+        assert_eq!(
+            lines.last().unwrap(),
+            &"1 ok, 1 warn, 1 fail: problems found"
+        );
     }
 
     #[test]
     fn summary_without_failures() {
         let mut v = Vec::new();
         table(&[Check::ok("a", "x")], &mut v).unwrap();
-        assert!(String::from_utf8(v).unwrap().ends_with("1 ok, 0 warn, 0 fail: all checks passed\n"));
+        assert!(String::from_utf8(v)
+            .unwrap()
+            .ends_with("1 ok, 0 warn, 0 fail: all checks passed\n"));
     }
 }

@@ -31,7 +31,19 @@ fn rocm_roots(input: &Input) -> Vec<PathBuf> {
     versioned.sort();
     versioned.reverse();
     roots.extend(versioned);
+    dedup_canonical(&mut roots);
     roots
+}
+
+/// Drops paths that resolve to one already listed (/opt/rocm is a symlink to /opt/rocm-X).
+fn dedup_canonical(paths: &mut Vec<PathBuf>) {
+    let mut seen = Vec::new();
+    paths.retain(|p| {
+        let c = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        let new = !seen.contains(&c);
+        seen.push(c);
+        new
+    });
 }
 
 /// `dir/*/tail` for every entry of `dir`.
@@ -126,8 +138,18 @@ fn rocblas_dirs(input: &Input) -> Vec<PathBuf> {
     }
     dirs.push(input.root.path("/usr/lib64/rocblas/library"));
     dirs.retain(|d| d.is_dir());
-    dirs.dedup();
+    dedup_canonical(&mut dirs);
     dirs
+}
+
+/// The targets for messages, saying when they come from the override.
+fn wanted(input: &Input, targets: &[String]) -> String {
+    let list = targets.join("/");
+    if input.host.var("HSA_OVERRIDE_GFX_VERSION").is_some() {
+        format!("{list} (the HSA_OVERRIDE_GFX_VERSION target)")
+    } else {
+        list
+    }
 }
 
 pub fn checks(input: &Input) -> Vec<Check> {
@@ -136,7 +158,7 @@ pub fn checks(input: &Input) -> Vec<Check> {
     vec![
         version_check(input),
         override_check(input, &rocblas),
-        rocblas_check(&targets, &rocblas),
+        rocblas_check(input, &targets, &rocblas),
         miopen_check(input, &targets),
     ]
 }
@@ -145,7 +167,7 @@ fn version_check(input: &Input) -> Check {
     let id = "rocm.version";
     for r in rocm_roots(input) {
         if let Ok(Some(v)) = input.root.read_attr(&r.join(".info/version")) {
-            return Check::ok(id, format!("ROCm {v} in {}", r.display()));
+            return Check::ok(id, format!("ROCm {v} in {}", input.show(&r)));
         }
     }
     Check::warn(
@@ -195,7 +217,12 @@ fn override_check(input: &Input, rocblas: &[PathBuf]) -> Check {
     for chip in chips {
         let own = chip.gfx_target();
         let c = if target == own {
-            Check::ok(id, format!("HSA_OVERRIDE_GFX_VERSION={value} is {own}, the GPU's own target (no effect)"))
+            Check::ok(
+                id,
+                format!(
+                    "HSA_OVERRIDE_GFX_VERSION={value} is {own}, the GPU's own target (no effect)"
+                ),
+            )
         } else if target == "gfx1010" {
             // LLVM: gfx1011 and gfx1012 are gfx1010 plus dot-product instructions, so gfx1010
             // code runs on them; assumed from the ISA, not tested on hardware.
@@ -218,7 +245,7 @@ fn override_check(input: &Input, rocblas: &[PathBuf]) -> Check {
     worst.expect("at least one chip")
 }
 
-fn rocblas_check(targets: &[String], dirs: &[PathBuf]) -> Check {
+fn rocblas_check(input: &Input, targets: &[String], dirs: &[PathBuf]) -> Check {
     let id = "rocm.rocblas";
     if targets.is_empty() {
         return Check::warn(id, "not checked: no RDNA1 GPU", "see gpu.rdna1");
@@ -230,14 +257,24 @@ fn rocblas_check(targets: &[String], dirs: &[PathBuf]) -> Check {
             "install rocBLAS (rocblas / librocblas0) if PyTorch does not bring its own",
         );
     }
-    let want = targets.join("/");
+    let want = wanted(input, targets);
     let (with, without): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs.iter().partition(|d| {
         let names = file_names(d);
-        targets.iter().all(|t| names.iter().any(|n| names_target(n, t)))
+        targets
+            .iter()
+            .all(|t| names.iter().any(|n| names_target(n, t)))
     });
-    let list = |v: &[&PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+    let list = |v: &[&PathBuf]| {
+        v.iter()
+            .map(|p| input.show(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if without.is_empty() {
-        Check::ok(id, format!("rocBLAS has {want} code objects in {}", list(&with)))
+        Check::ok(
+            id,
+            format!("rocBLAS has {want} code objects in {}", list(&with)),
+        )
     } else if with.is_empty() {
         Check::fail(
             id,
@@ -280,7 +317,7 @@ fn miopen_check(input: &Input, targets: &[String]) -> Check {
         .flat_map(|d| file_names(d))
         .filter(|n| targets.iter().any(|t| n.starts_with(t.as_str())))
         .collect();
-    let want = targets.join("/");
+    let want = wanted(input, targets);
     if found.is_empty() {
         Check::warn(
             id,
@@ -288,7 +325,10 @@ fn miopen_check(input: &Input, targets: &[String]) -> Check {
             "nothing to install (AMD ships databases only for supported targets); expect a slow first epoch",
         )
     } else {
-        Check::ok(id, format!("MIOpen databases for {want}: {}", found.join(", ")))
+        Check::ok(
+            id,
+            format!("MIOpen databases for {want}: {}", found.join(", ")),
+        )
     }
 }
 

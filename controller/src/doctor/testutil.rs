@@ -11,7 +11,8 @@ use super::host::Host;
 use super::{Check, Facts, Input, Status};
 
 /// Options of a kernel rdna1_mtype works on, as in tests/kernel/config/base.config.
-pub const KCONFIG_GOOD: &str = "CONFIG_RUST=y\nCONFIG_MODULES=y\nCONFIG_FPROBE=y\nCONFIG_FUNCTION_TRACER=y\n\
+pub const KCONFIG_GOOD: &str =
+    "CONFIG_RUST=y\nCONFIG_MODULES=y\nCONFIG_FPROBE=y\nCONFIG_FUNCTION_TRACER=y\n\
     CONFIG_FUNCTION_GRAPH_TRACER=y\nCONFIG_DYNAMIC_FTRACE=y\nCONFIG_DYNAMIC_FTRACE_WITH_ARGS=y\n\
     CONFIG_KPROBES=y\nCONFIG_DRM_AMDGPU=m\nCONFIG_HSA_AMD=y\nCONFIG_DEBUG_INFO_BTF_MODULES=y\n";
 
@@ -102,12 +103,7 @@ impl Host for FakeHost {
 }
 
 /// Runs `group` on `tree` with `host` and returns the check named `id`.
-pub fn run_check(
-    tree: &Tree,
-    host: &dyn Host,
-    group: fn(&Input) -> Vec<Check>,
-    id: &str,
-) -> Check {
+pub fn run_check(tree: &Tree, host: &dyn Host, group: fn(&Input) -> Vec<Check>, id: &str) -> Check {
     let root = tree.root();
     let facts = Facts::gather(&root);
     let input = Input {
@@ -130,5 +126,9 @@ pub fn assert_check(c: &Check, status: Status, words: &[&str]) {
     for w in words {
         assert!(c.message.contains(w), "{w:?} not in {c:?}");
     }
-    assert_eq!(c.fix.is_some(), status != Status::Ok, "fix iff not ok: {c:?}");
+    assert_eq!(
+        c.fix.is_some(),
+        status != Status::Ok,
+        "fix iff not ok: {c:?}"
+    );
 }
