@@ -139,12 +139,12 @@ fn module_checks(input: &Input) -> Vec<Check> {
         "invalid" => Check::fail(
             "module.layout",
             "the amdgpu_bo layout was found invalid (a BO broke an invariant): no BO is modified",
-            "sudo rdna1ctl layout --apply (on this very kernel)",
+            "sudo rdna1ctl layout --apply (with module BTF), or echo builtin | sudo tee /sys/module/rdna1_mtype/parameters/bo_layout",
         ),
         other => Check::warn(
             "module.layout",
             format!("amdgpu_bo layout {other}: no BO is modified, only SVM ranges"),
-            "sudo rdna1ctl layout --apply",
+            "sudo rdna1ctl apply (config layout = \"auto\"), or sudo rdna1ctl layout --apply",
         ),
     };
     vec![loaded, layout]

@@ -209,8 +209,8 @@ fn config_checks(c: &KernelConfig) -> Vec<Check> {
     } else {
         Check::warn(
             "kconfig.btf",
-            "CONFIG_DEBUG_INFO_BTF_MODULES is not set: no /sys/kernel/btf/amdgpu, so `rdna1ctl layout` cannot derive amdgpu_bo's layout and no BO is classified (only SVM ranges are changed)",
-            "boot a kernel with CONFIG_DEBUG_INFO_BTF_MODULES=y, or set the bo_layout parameter by hand (docs/DESIGN.md)",
+            "CONFIG_DEBUG_INFO_BTF_MODULES is not set: no /sys/kernel/btf/amdgpu, so amdgpu_bo's layout cannot be cross-checked against this kernel; the module's built-in layout (checked at set time and on every BO) is used",
+            "nothing needed; for a BTF-derived layout boot a kernel with CONFIG_DEBUG_INFO_BTF_MODULES=y",
         )
     });
     out
@@ -326,7 +326,7 @@ mod tests {
                 "CONFIG_DEBUG_INFO_BTF_MODULES=y",
                 "kconfig.btf",
                 Status::Warn,
-                "rdna1ctl layout",
+                "built-in layout",
             ),
         ];
         for (line, id, status, word) in cases {
