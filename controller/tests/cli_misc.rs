@@ -1,0 +1,129 @@
+//! Command-line behaviour that needs no module: completions, man page, usage errors, and
+//! `apply` against fake roots.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rdna1ctl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
+        .args(args)
+        .env_remove("RDNA1CTL_ROOT")
+        .output()
+        .expect("run rdna1ctl")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A fresh fake root with `/etc/rdna1-mtype/config.toml` holding `config`.
+fn root_with_config(name: &str, config: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rdna1ctl-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("etc/rdna1-mtype")).unwrap();
+    std::fs::write(dir.join("etc/rdna1-mtype/config.toml"), config).unwrap();
+    dir
+}
+
+#[test]
+fn completions_cover_every_command() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = rdna1ctl(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", text(&o.stderr));
+        let s = text(&o.stdout);
+        for cmd in ["status", "enable", "verify", "doctor", "apply", "events"] {
+            assert!(s.contains(cmd), "{shell} completion lacks {cmd}");
+        }
+    }
+}
+
+#[test]
+fn man_page_is_roff_for_section_8() {
+    let o = rdna1ctl(&["man"]);
+    assert!(o.status.success());
+    let s = text(&o.stdout);
+    assert!(s.contains(".TH rdna1ctl 8"), "{s}");
+    assert!(
+        s.contains("Exit codes"),
+        "exit codes missing from the man page"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = rdna1ctl(&["set", "--mode", "turbo"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("use off, audit or enforce"));
+    let o = rdna1ctl(&["verify", "--duration", "1", "--until-interrupt"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn apply_dry_run_prints_the_policy_and_touches_nothing() {
+    let root = root_with_config(
+        "dry",
+        "schema = 1\nmode = \"audit\"\nscope = [\"0000:03:00.0\"]\nlayout = \"builtin\"\n",
+    );
+    let o = rdna1ctl(&["--root", root.to_str().unwrap(), "apply", "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("would set"), "{s}");
+    assert!(s.contains("mode:    audit"), "{s}");
+    assert!(s.contains("scope:   0000:03:00.0"), "{s}");
+    assert!(s.contains("layout:  builtin"), "{s}");
+    let o = rdna1ctl(&[
+        "--root",
+        root.to_str().unwrap(),
+        "--json",
+        "apply",
+        "--dry-run",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["command"], "apply");
+    assert_eq!(v["dry_run"], true);
+    assert_eq!(v["policy"]["mode"], "audit");
+    assert_eq!(v["layout"], "builtin");
+}
+
+#[test]
+fn apply_rejects_unknown_keys_by_name_with_exit_1() {
+    let root = root_with_config(
+        "unknown",
+        "schema = 1\nmode = \"enforce\"\nscoep = \"rdna1\"\n",
+    );
+    let o = rdna1ctl(&["--root", root.to_str().unwrap(), "apply"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(e.contains("scoep"), "{e}");
+    assert!(e.contains("config.toml"), "{e}");
+}
+
+#[test]
+fn apply_without_module_exits_5_and_says_how_to_load() {
+    let root = root_with_config(
+        "nomod",
+        "schema = 1\nmode = \"enforce\"\nlayout = \"keep\"\n",
+    );
+    let o = rdna1ctl(&["--root", root.to_str().unwrap(), "apply"]);
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("modprobe rdna1_mtype"));
+}
+
+#[test]
+fn apply_with_btf_layout_but_no_btf_fails_before_anything() {
+    let root = root_with_config(
+        "nobtf",
+        "schema = 1\nmode = \"enforce\"\nlayout = \"btf\"\n",
+    );
+    let o = rdna1ctl(&["--root", root.to_str().unwrap(), "apply", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("CONFIG_DEBUG_INFO_BTF_MODULES"));
+}
+
+#[test]
+fn missing_config_says_where_the_example_is() {
+    let o = rdna1ctl(&["--root", "/nonexistent-root", "apply"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("docs/CLI.md"));
+}
