@@ -68,3 +68,34 @@ mod tests {
         assert_eq!(n, 14, "amdgpu_drv.c lists 14 RDNA1 ids");
     }
 }
+
+/// The udev rule that loads the module lists exactly the RDNA1 ids of this table.
+#[cfg(test)]
+mod udev_rule {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn udev_rule_ids_equal_the_table() {
+        let rules = include_str!("../../udev/70-rdna1-mtype.rules");
+        let line = rules
+            .lines()
+            .find(|l| l.contains("RUN{builtin}+=\"kmod load rdna1_mtype\""))
+            .expect("the load rule");
+        let ids = line
+            .split("ATTR{device}==\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .expect("ATTR{device} in the load rule");
+        let mut from_rule: Vec<u16> = ids
+            .split('|')
+            .map(|h| u16::from_str_radix(h.trim_start_matches("0x"), 16).expect("hex id"))
+            .collect();
+        from_rule.sort_unstable();
+        let from_table: Vec<u16> = (0..=u16::MAX)
+            .filter(|d| rdna1_chip(PCI_VENDOR_AMD, *d).is_some())
+            .collect();
+        assert_eq!(from_rule, from_table);
+    }
+}
