@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# DKMS's build step (dkms.conf MAKE[0]): builds rdna1_mtype.ko with the toolchain the target
+# kernel was built with, or fails naming exactly what is missing. A Rust module must be built
+# by the very rustc that built the kernel (its .rmeta files are rustc-version specific) and, on
+# a clang kernel, with LLVM.
+# usage: dkms-make.sh KERNEL_BUILD_DIR KERNELRELEASE
+# RDNA1_RUSTC=/path/to/rustc overrides the search.
+set -eu
+kdir=$1
+rel=$2
+here=$(cd "$(dirname "$0")" && pwd)
+die() { echo "rdna1-mtype: $*" >&2; exit 1; }
+
+cfg=$kdir/.config
+[ -r "$cfg" ] || cfg=$kdir/include/config/auto.conf
+[ -r "$cfg" ] || die "no kernel config in $kdir (.config or include/config/auto.conf): install the headers of $rel"
+conf() { sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}\$/\1/p" "$cfg" | head -n1; }
+
+[ "$(conf CONFIG_RUST)" = y ] || die "Linux $rel is built without CONFIG_RUST: it cannot load Rust modules"
+want=$(conf CONFIG_RUSTC_VERSION_TEXT)
+[ -n "$want" ] || die "Linux $rel's config has no CONFIG_RUSTC_VERSION_TEXT: cannot tell which rustc built it"
+num=$(echo "$want" | sed -n 's/^rustc \([0-9]*\.[0-9]*\)\.[0-9]*.*/\1/p')
+
+# The kernel's own Rust crates, built with it: distro header packages may leave them out.
+if [ ! -e "$kdir/rust/libkernel.rmeta" ] && [ ! -e "$kdir/rust/kernel.rmeta" ]; then
+	die "$kdir/rust has no libkernel.rmeta: the kernel's Rust metadata is not installed. Ubuntu: apt install linux-lib-rust-$rel. Debian's linux-headers do not ship it (docs/INSTALL.md, Debian)."
+fi
+
+# rustc: the override, then PATH, Ubuntu's versioned rustc-1.NN, then rustup toolchains.
+found=""
+tried=""
+for c in ${RDNA1_RUSTC:-} rustc "rustc-$num" "/usr/lib/rust-$num/bin/rustc" \
+	"${SUDO_HOME:-/root}/.rustup/toolchains/$num"*/bin/rustc \
+	"${CARGO_HOME:-/root/.cargo}/bin/rustc"; do
+	command -v "$c" >/dev/null 2>&1 || [ -x "$c" ] || continue
+	v=$("$c" --version 2>/dev/null) || continue
+	tried="$tried\n  $c: $v"
+	if [ "$v" = "$want" ]; then
+		found=$c
+		break
+	fi
+done
+[ -n "$found" ] || die "Linux $rel was built by \"$want\"; no such rustc found (tried:$(printf "$tried")). Install it: Ubuntu apt install rustc-$num; rustup: rustup toolchain install $(echo "$want" | cut -d' ' -f2); or set RDNA1_RUSTC=/path/to/rustc."
+
+args="KDIR=$kdir RUSTC=$found"
+bindgen_want=$(conf CONFIG_BINDGEN_VERSION_TEXT)
+for b in bindgen "${CARGO_HOME:-/root/.cargo}/bin/bindgen"; do
+	if [ -n "$bindgen_want" ] && [ "$("$b" --version 2>/dev/null)" = "$bindgen_want" ]; then
+		args="$args BINDGEN=$b"
+		break
+	fi
+done
+
+# A clang-built kernel builds its modules with the same LLVM major version.
+if [ "$(conf CONFIG_CC_IS_CLANG)" = y ]; then
+	major=$(($(conf CONFIG_CLANG_VERSION) / 10000))
+	if command -v "clang-$major" >/dev/null 2>&1 && command -v "ld.lld-$major" >/dev/null 2>&1; then
+		args="$args LLVM=-$major"
+	elif clang --version 2>/dev/null | grep -q "version $major\."; then
+		args="$args LLVM=1"
+	else
+		die "Linux $rel was built with clang $major: install clang-$major, lld-$major and llvm-$major"
+	fi
+fi
+echo "rdna1-mtype: building for $rel with $found ($want)${args#*RUSTC=$found}" >&2
+# shellcheck disable=SC2086 # args is a list of make variables without spaces in values
+exec make -C "$here" $args
