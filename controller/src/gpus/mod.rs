@@ -16,6 +16,7 @@ use rdna1_mtype_shared::pci::PciAddr;
 use sysfs_class::{PciDevice, SysClass};
 
 use crate::sysroot::SysRoot;
+use names::VendorIds;
 
 /// One AMD display-class PCI function.
 #[derive(Debug, PartialEq, Eq)]
@@ -54,7 +55,9 @@ pub fn discover(root: &SysRoot) -> Result<Vec<Gpu>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).with_context(|| format!("listing {}", bus.display())),
     };
-    // Read on first use: a machine with only RDNA1 GPUs never needs KFD's topology.
+    // Read on first use: a machine without AMD GPU never needs pci.ids, one with only RDNA1
+    // GPUs never needs KFD's topology.
+    let mut pci_ids = None;
     let mut kfd_nodes = None;
     let mut gpus = Vec::new();
     for entry in entries {
@@ -93,7 +96,10 @@ pub fn discover(root: &SysRoot) -> Result<Vec<Gpu>> {
                 .map(|n| n.to_string_lossy().into_owned())
         });
         let rdna1 = rdna1_chip(PCI_VENDOR_AMD, device_id);
-        let name = names::device_name(root, PCI_VENDOR_AMD, device_id)
+        let name = pci_ids
+            .get_or_insert_with(|| VendorIds::load(root, PCI_VENDOR_AMD))
+            .as_ref()
+            .and_then(|ids| ids.device_name(device_id))
             .or_else(|| rdna1.map(|c| c.name().to_owned()));
         let gfx_target = match rdna1 {
             Some(chip) => Some(chip.gfx_target().to_owned()),
