@@ -1,8 +1,9 @@
 #!/bin/bash
 # Wall time of `rdna1ctl status` as a fresh process (what a user or a script pays), on every
-# fixture in tests/fixtures, human and --json, plus the largest fixture with this machine's full
-# pci.ids (the fixtures carry excerpts; the real file is 1.3 MB; rdna1ctl reads it up to the end of
-# AMD's section, 154 KB in). Budget: 5 ms per run (docs/CLI-status.md); exits 1 if any case is over.
+# fixture in tests/fixtures, human and --json, plus the largest fixture with this machine's
+# full pci.ids (the fixtures carry excerpts; the real file is 1.3 MB, of which rdna1ctl reads
+# up to the end of AMD's section, 154 KB in). Budget: 5 ms per run (docs/CLI-status.md); exits
+# 1 if any case is over.
 #
 # Uses hyperfine when installed (Debian: `sudo apt-get install hyperfine`): prints min, median
 # and mean, and judges the median, because on a loaded machine a few runs that wait for a CPU
@@ -11,6 +12,7 @@
 #
 #   tests/bench/status-bench.sh            # RUNS=200 LIMIT_MS=5 by default
 #   RUNS=500 tests/bench/status-bench.sh
+#   NO_HYPERFINE=1 tests/bench/status-bench.sh   # the plain loop even where hyperfine is
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,12 +40,14 @@ for ids in /usr/share/hwdata/pci.ids /usr/share/misc/pci.ids; do
 	fi
 done
 
+have_hyperfine() { [ -z "${NO_HYPERFINE:-}" ] && command -v hyperfine >/dev/null; }
+
 # stats ROOT ARGS...: "min median mean judged" wall ms of one run; without hyperfine min and
 # median are "-" and the mean is judged.
 stats() {
 	local root=$1
 	shift
-	if command -v hyperfine >/dev/null; then
+	if have_hyperfine; then
 		hyperfine -N --warmup 10 --runs "$runs" --export-json "$tmp/h.json" \
 			"$bin --root $root $* status" >/dev/null 2>&1
 		python3 -c 'import json,sys
@@ -60,7 +64,7 @@ print("%.2f %.2f %.2f %.2f" % (r["min"] * 1e3, r["median"] * 1e3, r["mean"] * 1e
 }
 
 tool="loop (mean judged)"
-command -v hyperfine >/dev/null && tool="hyperfine $(hyperfine --version | awk '{print $2}'), median judged"
+have_hyperfine && tool="hyperfine $(hyperfine --version | awk '{print $2}'), median judged"
 echo "rdna1ctl status: wall ms per fresh process, min / median / mean"
 echo "($tool; $runs runs; $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-30s %-20s %-20s\n' fixture human json
