@@ -66,7 +66,8 @@ impl Tree {
         self.write(&format!("{d}/vendor"), "0x1002\n");
         self.write(&format!("{d}/device"), &format!("0x{device:04x}\n"));
         self.write(&format!("{d}/class"), "0x030000\n");
-        self.symlink(&format!("{d}/driver"), "../../../bus/pci/drivers/amdgpu");
+        std::fs::create_dir_all(self.path("sys/bus/pci/drivers/amdgpu")).unwrap();
+        self.symlink(&format!("{d}/driver"), "../../drivers/amdgpu");
     }
 }
 
