@@ -26,6 +26,8 @@ pub struct LoadedModule {
     pub bo_layout: Option<BoLayout>,
     /// `unset`, `ok` or `invalid`.
     pub bo_layout_status: String,
+    /// `builtin` (the module's own copy of amdgpu_bo), `set` (written by root) or `none`.
+    pub bo_layout_source: String,
     /// Whether the hook on amdgpu's `gmc_v10_0_get_vm_pte` is registered.
     pub armed: bool,
 }
@@ -66,6 +68,7 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
         })?),
     };
     let bo_layout_status = attr("parameters/bo_layout_status")?;
+    let bo_layout_source = attr("parameters/bo_layout_source")?;
     let armed = match attr("parameters/armed")?.as_str() {
         "Y" | "1" => true,
         "N" | "0" => false,
@@ -78,6 +81,7 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
         classes,
         bo_layout,
         bo_layout_status,
+        bo_layout_source,
         armed,
     }))
 }

@@ -61,7 +61,9 @@ fn rdna1_machine_in_enforce() {
     assert!(out.contains("mode:    enforce"), "{out}");
     assert!(out.contains("hook:    armed"), "{out}");
     assert!(
-        out.contains("layout:  amdgpu_bo size=1336 preferred_domains=0 tbo=56 flags=1240"),
+        out.contains(
+            "layout:  amdgpu_bo size=1336 preferred_domains=0 tbo=56 flags=1240 (set by root)"
+        ),
         "{out}"
     );
     assert_eq!(
@@ -90,7 +92,7 @@ fn rdna1_machine_in_enforce() {
     assert_eq!(m["scope"], "rdna1");
     assert_eq!(m["classes"], "coherent");
     assert_eq!(m["armed"], true);
-    assert_eq!(m["layout"]["source"], "module");
+    assert_eq!(m["layout"]["source"], "set");
     assert_eq!(m["layout"]["status"], "ok");
     assert_eq!(
         m["layout"]["value"],
@@ -300,6 +302,7 @@ fn unknown_mode_is_an_error_that_names_the_file() {
         ("classes", "coherent"),
         ("bo_layout", "none"),
         ("bo_layout_status", "unset"),
+        ("bo_layout_source", "set"),
     ] {
         root.write(&format!("{m}/parameters/{p}"), &format!("{v}\n"));
     }

@@ -211,6 +211,7 @@ mod tests {
         t.write(&format!("{p}/scope"), "rdna1\n");
         t.write(&format!("{p}/classes"), "coherent\n");
         t.write(&format!("{p}/bo_layout"), "none\n");
+        t.write(&format!("{p}/bo_layout_source"), "set\n");
         t.write(
             &format!("{p}/bo_layout_status"),
             &format!("{layout_status}\n"),

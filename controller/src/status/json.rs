@@ -35,8 +35,9 @@ struct Module {
 
 #[derive(Serialize)]
 struct Layout {
-    /// Where `value` was read: the module's `bo_layout` parameter.
-    source: &'static str,
+    /// Where the module's layout came from: `builtin` (its own copy of amdgpu_bo), `set`
+    /// (written by root, e.g. from BTF) or `none`.
+    source: String,
     status: String,
     value: Option<String>,
 }
@@ -132,7 +133,7 @@ fn module(r: &Report) -> Module {
         scope: Some(m.scope.to_string()),
         classes: Some(m.classes.to_string()),
         layout: Some(Layout {
-            source: "module",
+            source: m.bo_layout_source.clone(),
             status: m.bo_layout_status.clone(),
             value: m.bo_layout.map(|l| l.to_string()),
         }),

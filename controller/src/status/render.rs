@@ -60,7 +60,14 @@ fn module(r: &Report, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "scope:   {}", m.scope)?;
     writeln!(out, "classes: {}", m.classes)?;
     match (m.bo_layout_status.as_str(), m.bo_layout) {
-        ("ok", Some(l)) => writeln!(out, "layout:  amdgpu_bo {l}")?,
+        ("ok", Some(l)) => {
+            let from = match m.bo_layout_source.as_str() {
+                "builtin" => "the module's built-in copy",
+                "set" => "set by root",
+                other => other,
+            };
+            writeln!(out, "layout:  amdgpu_bo {l} ({from})")?
+        }
         ("invalid", _) => writeln!(
             out,
             "layout:  INVALID (a BO read through it broke an invariant): no BO is modified; \
@@ -164,6 +171,7 @@ mod tests {
                 .then(|| BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"))
                 .flatten(),
             bo_layout_status: if layout { "ok" } else { "unset" }.into(),
+            bo_layout_source: "builtin".into(),
             armed: true,
         })
     }

@@ -181,6 +181,7 @@ mod tests {
             classes: Classes::DEFAULT,
             bo_layout: BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"),
             bo_layout_status: "ok".into(),
+            bo_layout_source: "set".into(),
             armed: true,
         }
     }
