@@ -2,10 +2,11 @@
 #   make demo   build everything, boot the test VM, show rdna1ctl status and the MTYPE table
 #   make test   every test: Rust checks, cargo tests, checkpatch, VM tests
 #   make bench  hook-mechanism benchmark (ns per call, side by side, in the VM)
+#   make install / make uninstall   (DESTDIR=, PREFIX=, PURGE=1: see install.sh)
 # Both install what they need on a fresh machine (Debian 12, root) and cache the test kernel
 # in ~/.cache/rdna1-mtype (override with RDNA1_CACHE).
 
-.PHONY: demo test bench kernel clean
+.PHONY: demo test bench kernel clean install uninstall
 
 demo:
 	bash tests/demo.sh
@@ -16,6 +17,12 @@ test:
 # ns per call of the hooked function per hook mechanism, side by side in one VM run.
 bench:
 	bash tests/bench.sh
+
+install:
+	sh install.sh install
+
+uninstall:
+	sh install.sh uninstall
 
 kernel:
 	bash tests/kernel/build.sh base

@@ -3,6 +3,7 @@
 #   1. host set-up and the pinned test kernel (cached in ~/.cache/rdna1-mtype),
 #   2. Rust checks: fmt, clippy -D warnings, cargo tests,
 #   3. checkpatch on our C,
+#   3b. install tests: staged install/uninstall, systemd-analyze/udevadm verify, dkms cycle,
 #   4. the VM tests: the real amdgpu.ko, rdna1_mtype.ko and the real gmc_v10_0_get_vm_pte.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +35,12 @@ log "checkpatch"
 	tests/harness/rdna1_mtype_harness.c tests/bench/rdna1_mtype_bench.c \
 	tests/common/resolve_symbol.h || die "checkpatch found problems in our C"
 
+log "install tests: staged make install/uninstall, systemd-analyze, udevadm, dkms cycle"
+"$top/tests/install/run.sh" "$out/install" "$kb" "$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl"
+RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko "$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"
+
 log "VM tests"
 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test.log" 900
+# The DKMS-built module must have been loaded, not skipped.
+grep -q '^PASS 14-dkms-module' "$out/vm-test.log" || die "case 14 (the DKMS-built module) did not pass"
 log "all tests passed in $(($(date +%s) - t0)) s"

@@ -10,6 +10,9 @@ RUST_SRC_VERSION=1.95.0+dfsg1-2~bpo13+1
 RUST_SRC_SUITE=trixie-backports
 RUST_TOOLCHAIN=1.95.0
 BINDGEN_VERSION=0.72.1
+# udevadm verify (systemd >= 254) checks the udev rule; bookworm has 252, so udev from
+# bookworm-backports (built against bookworm's libc) is unpacked privately.
+UDEV_VERSION=254.26-1~bpo12+1
 LLVM_VERSION=19
 # The test kernel and every module built against it use LLVM (clang, lld): Rust + KASAN needs a
 # clang-built kernel (init/Kconfig: RUST depends on !KASAN || CC_IS_CLANG).

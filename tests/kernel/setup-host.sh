@@ -10,7 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
 APT_PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod busybox-static
-	qemu-system-x86 ccache dwarves rsync xz-utils zstd python3 "libclang-${LLVM_VERSION}-dev"
+	qemu-system-x86 ccache dwarves rsync xz-utils zstd python3 dkms systemd "libclang-${LLVM_VERSION}-dev"
 	"clang-${LLVM_VERSION}" "lld-${LLVM_VERSION}" "llvm-${LLVM_VERSION}")
 
 missing=()
@@ -87,5 +87,24 @@ done
 if ! "$TOOLS_DIR/bin/bindgen" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
 	log "cargo install bindgen-cli $BINDGEN_VERSION"
 	cargo install -q --locked --root "$TOOLS_DIR" bindgen-cli --version "$BINDGEN_VERSION"
+fi
+if ! "$TOOLS_DIR/bin/udevadm-verify" --version 2>/dev/null | grep -q '^254$'; then
+	log "udev $UDEV_VERSION (bookworm-backports) for udevadm verify"
+	st=$APT_STATE-bpo
+	mkdir -p "$st/lists/partial" "$st/cache/archives/partial" "$DEB_DIR/bpo" "$TOOLS_DIR/bin"
+	printf 'deb %s bookworm-backports main\n' "$(mirror)" >"$st/sources.list"
+	bopts=(-o "Dir::Etc::SourceList=$st/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o "Dir::State::Lists=$st/lists" -o "Dir::Cache=$st/cache"
+		-o Dir::State::status=/dev/null -o APT::Sandbox::User=root -o APT::Architecture=amd64)
+	apt-get "${bopts[@]}" update -qq
+	(cd "$DEB_DIR/bpo" && apt-get "${bopts[@]}" download -q "udev=$UDEV_VERSION" \
+		"libsystemd-shared=$UDEV_VERSION" >/dev/null) || die "could not download udev $UDEV_VERSION"
+	rm -rf "$TOOLS_DIR/udev"
+	for d in "$DEB_DIR"/bpo/*.deb; do dpkg -x "$d" "$TOOLS_DIR/udev"; done
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' \
+		"$TOOLS_DIR/udev/usr/lib/x86_64-linux-gnu/systemd" "$TOOLS_DIR/udev/bin/udevadm" \
+		>"$TOOLS_DIR/bin/udevadm-verify"
+	chmod +x "$TOOLS_DIR/bin/udevadm-verify"
+	"$TOOLS_DIR/bin/udevadm-verify" --version | grep -q '^254$' || die "udevadm $UDEV_VERSION does not run"
 fi
 log "host ready: $(rustc --version), $(bindgen --version), clang $LLVM_VERSION, $(gcc -dumpfullversion)"

@@ -16,6 +16,11 @@ cp -a "$kb/staging/lib/modules/$rel" "$root/lib/modules/"
 mkdir -p "$root/lib/modules/$rel/updates"
 cp "$top/kmod/rdna1_mtype.ko" "$root/lib/modules/$rel/updates/"
 cp "$top/tests/harness/rdna1_mtype_harness.ko" "$top/tests/bench/rdna1_mtype_bench.ko" "$root/opt/rdna1/"
+# RDNA1_DKMS_KO: the module as the real dkms built and installed it (tests/install/run.sh).
+if [ -n "${RDNA1_DKMS_KO:-}" ]; then
+	mkdir -p "$root/opt/rdna1/dkms"
+	cp "$RDNA1_DKMS_KO" "$root/opt/rdna1/dkms/"
+fi
 depmod -b "$root" "$rel"
 for b in rdna1ctl rdna1-abi-probe; do
 	cp "$top/target/vm/x86_64-unknown-linux-gnu/release/$b" "$root/usr/bin/$b"
@@ -30,6 +35,7 @@ for lib in $(ldd /usr/bin/kmod | grep -o '/[^ ]*'); do
 	cp -L "$lib" "$root$lib"
 done
 cp -r "$top/modprobe.d" "$top/config" "$root/opt/rdna1/dist/"
+sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1 >"$root/opt/rdna1/version"
 cp "$here/init" "$root/init"
 cp -r "$here/guest" "$root/opt/rdna1/guest"
 cp -r "$here/cases" "$root/opt/rdna1/cases"

@@ -8,8 +8,15 @@ grep -q '^nobody:' /etc/passwd 2>/dev/null || echo 'nobody:x:65534:65534:nobody:
 grep -q '^nogroup:' /etc/group 2>/dev/null || echo 'nogroup:x:65534:' >>/etc/group
 as_nobody() { su -s /bin/sh -c "$*" nobody; }
 rc() { set +e; "$@" >/tmp/rc.out 2>&1; echo $?; set -e; }
+# exits WANT CMD...: CMD exits WANT (its output is shown if not).
+exits() {
+	want=$1
+	shift
+	got=$(rc "$@")
+	[ "$got" = "$want" ] || fail "$*: exit $got, want $want: $(cat /tmp/rc.out)"
+}
 
-eq "$(rc rdna1ctl enable)" 5 "enable without the module"
+exits 5 rdna1ctl enable
 grep -q 'rdna1_mtype loaded' /tmp/rc.out || fail "no-module message: $(cat /tmp/rc.out)"
 modprobe rdna1_mtype
 eq "$(cat $PARAMS/mode)" off "default mode"
@@ -22,21 +29,21 @@ eq "$(rdna1ctl --json disable)" '{"schema_version":1,"command":"policy","mode":"
 eq "$(cat $PARAMS/mode)" off "mode after disable"
 
 # Bad values never reach the module.
-eq "$(rc rdna1ctl set --mode turbo)" 2 "bad mode exit"
+exits 2 rdna1ctl set --mode turbo
 grep -q 'not a mode: use off, audit or enforce' /tmp/rc.out || fail "bad mode message: $(cat /tmp/rc.out)"
-eq "$(rc rdna1ctl set --scope 0000:03:00.0,0000:03:00.0,1,2,3,4,5,6,7)" 2 "bad scope exit"
+exits 2 rdna1ctl set --scope 0000:03:00.0,0000:03:00.0,1,2,3,4,5,6,7
 eq "$(cat $PARAMS/scope)" gfx10 "scope after refused input"
 
 # Non-root: reading status works, changing the policy does not.
-eq "$(rc as_nobody rdna1ctl status)" 0 "status as nobody"
-eq "$(rc as_nobody rdna1ctl enable)" 4 "enable as nobody"
+exits 0 as_nobody rdna1ctl status
+exits 4 as_nobody rdna1ctl enable
 grep -qi 'root' /tmp/rc.out || fail "non-root message: $(cat /tmp/rc.out)"
 eq "$(cat $PARAMS/mode)" off "mode after non-root enable"
 
 # apply: the whole file is checked first; an unknown key is named and nothing changes.
 mkdir -p /etc/rdna1-mtype
 printf 'schema = 1\nmode = "enforce"\nscope = "rdna1"\nclases = ["coherent"]\n' >/etc/rdna1-mtype/config.toml
-eq "$(rc rdna1ctl apply)" 1 "apply with an unknown key"
+exits 1 rdna1ctl apply
 grep -q 'clases' /tmp/rc.out || fail "unknown key not named: $(cat /tmp/rc.out)"
 eq "$(cat $PARAMS/mode)" off "mode after a refused config"
 # The shipped default config, as the systemd unit runs it.
@@ -53,7 +60,7 @@ eq "$(cat $PARAMS/classes)" coherent "classes after apply"
 # No module BTF on this kernel: layout = "auto" picked the built-in layout.
 eq "$(cat $PARAMS/bo_layout_source)" builtin "layout after apply"
 eq "$(cat $PARAMS/bo_layout)" "$(cat /sys/kernel/debug/rdna1_mtype_harness/layout)" "layout value after apply"
-eq "$(rc as_nobody rdna1ctl apply --config /etc/rdna1-mtype/config.toml)" 4 "apply as nobody"
+exits 4 as_nobody rdna1ctl apply --config /etc/rdna1-mtype/config.toml
 
 # events: the decisions the calls above cause, as text and JSON.
 call "$(req CC)" plain "$IN" >/dev/null
@@ -64,5 +71,5 @@ rdna1ctl --json events >/tmp/out
 grep -q '"requested":"cc","before":"cc","written":"nc","class":"memory","action":"rewrite"' /tmp/out ||
 	fail "events json: $(cat /tmp/out)"
 grep -q '"class":"never","action":"keep:never_class"' /tmp/out || fail "doorbell keep event: $(cat /tmp/out)"
-eq "$(rc as_nobody rdna1ctl events)" 4 "events as nobody"
+exits 4 as_nobody rdna1ctl events
 rmmod rdna1_mtype
