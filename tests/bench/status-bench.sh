@@ -2,7 +2,7 @@
 # Wall time of `rdna1ctl status` as a fresh process (what a user or a script pays), on every
 # fixture in tests/fixtures, human and --json, plus the largest fixture with this machine's
 # full pci.ids (the fixtures carry excerpts; the real file is 1.3 MB, of which rdna1ctl reads
-# up to the end of AMD's section, 154 KB in). Budget: 5 ms per run (docs/CLI-status.md); exits
+# up to the end of AMD's section, 154 KB in). Budget: 5 ms per run (docs/CLI.md (status)); exits
 # 1 if any case is over.
 #
 # Uses hyperfine when installed (Debian: `sudo apt-get install hyperfine`): prints min, median

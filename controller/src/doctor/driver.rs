@@ -151,7 +151,7 @@ fn module_checks(input: &Input) -> Vec<Check> {
 }
 
 /// amdgpu parameters whose effect on gfx10 is read from the 7.2 source; see
-/// docs/CLI-doctor.md for what is known and what is assumed.
+/// docs/CLI.md (doctor) for what is known and what is assumed.
 fn param_checks(input: &Input) -> Vec<Check> {
     let dir = input.root.path("/sys/module/amdgpu/parameters");
     if !dir.is_dir() {

@@ -4,7 +4,7 @@
 //! Every file is read below `ctx.root`, so fixture trees drive every check; the process
 //! environment and the one external command (`rustc --version`) come through [`Host`], so
 //! tests inject them. The checks are grouped by subject, one file per group; what each check
-//! knows and what it assumes is written down in docs/CLI-doctor.md.
+//! knows and what it assumes is written down in docs/CLI.md (doctor).
 
 mod boot;
 mod dkms;

@@ -1,7 +1,7 @@
 //! ROCm userspace: version, HSA_OVERRIDE_GFX_VERSION, and whether rocBLAS and MIOpen ship
 //! code for the GPU's target.
 //!
-//! Layouts looked at (see docs/CLI-doctor.md for sources): AMD's packages under
+//! Layouts looked at (see docs/CLI.md (doctor) for sources): AMD's packages under
 //! `/opt/rocm[-X.Y.Z]` (`.info/version`, `lib/rocblas/library/TensileLibrary_lazy_gfx1010.dat`,
 //! `Kernels.so-000-gfx1010.hsaco`, `lib/libMIOpen.so*`, `share/miopen/db/gfx1030_36.*`);
 //! Debian/Ubuntu (`/usr/lib/<triplet>/rocblas/<ver>/library`, `/usr/share/miopen/db`); Fedora

@@ -1,4 +1,4 @@
-//! `rdna1ctl --json status`: one document, schema in docs/CLI-status.md. Ids are lowercase hex
+//! `rdna1ctl --json status`: one document, schema in docs/CLI.md (status). Ids are lowercase hex
 //! strings as lspci prints them; anything unknown is `null`, never omitted.
 
 use std::collections::BTreeMap;
