@@ -57,7 +57,7 @@ impl Tracefs {
     /// The event's `format` text (top level: reading it changes nothing).
     pub fn event_format(&self) -> Result<String> {
         let path = self.dir.join(event_rel()).join("format");
-        fs::read_to_string(&path).map_err(|e| {
+        read_text(&path).map_err(|e| {
             let what = format!("reading {}", path.display());
             match e.kind() {
                 io::ErrorKind::NotFound => anyhow::Error::new(e).context(format!(
@@ -135,6 +135,28 @@ pub struct Instance {
     removed: bool,
 }
 
+/// A tracefs text file, read with one large buffer: some (`events/header_page`) return
+/// nothing once the offset is non-zero, so the small first read `fs::read_to_string` makes
+/// would cut them; others (`per_cpu/cpuN/stats`) are regenerated on every read.
+pub fn read_text(path: &Path) -> io::Result<String> {
+    let mut f = File::open(path)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+        match f.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(len);
+    String::from_utf8(buf).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 fn write_attr(path: &Path, value: &str) -> io::Result<()> {
     // Existing attribute files only: never create anything in tracefs.
     let mut f = File::options().write(true).truncate(true).open(path)?;
@@ -179,7 +201,7 @@ impl Instance {
     /// `events/header_page` of this instance (its sub-buffer size may differ from the top's).
     pub fn header_page(&self) -> Result<String> {
         let p = self.path.join("events/header_page");
-        fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+        read_text(&p).with_context(|| format!("reading {}", p.display()))
     }
 
     /// Opens `per_cpu/cpuN/trace_pipe_raw` of every CPU, non-blocking.
@@ -289,8 +311,8 @@ impl CpuReader {
     /// Events the ring buffer of this CPU lost (`overrun`, `commit overrun`, `dropped events`
     /// in `per_cpu/cpuN/stats`).
     pub fn lost(&self) -> Result<Lost> {
-        let text = fs::read_to_string(&self.stats)
-            .with_context(|| format!("reading {}", self.stats.display()))?;
+        let text =
+            read_text(&self.stats).with_context(|| format!("reading {}", self.stats.display()))?;
         Ok(Lost::parse(&text))
     }
 }
@@ -361,6 +383,15 @@ mod tests {
         let root = SysRoot::new(d.clone());
         let tfs = Tracefs::locate(&root).unwrap();
         (d, root, tfs)
+    }
+
+    #[test]
+    fn read_text_reads_large_files_whole() {
+        let d = tmp("readtext");
+        let big: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        fs::write(d.join("f"), &big).unwrap();
+        assert_eq!(read_text(&d.join("f")).unwrap(), big);
+        fs::remove_dir_all(d).unwrap();
     }
 
     #[test]
