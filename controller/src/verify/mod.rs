@@ -8,6 +8,7 @@
 mod attribution;
 mod decode;
 mod format;
+mod judge;
 mod report;
 mod tracefs;
 
@@ -29,7 +30,8 @@ use crate::Ctx;
 use attribution::Attributor;
 use decode::decode_page;
 use format::{PageLayout, UpdatePtesLayout};
-use report::{Collector, DecodedJson, LostJson, TracefsJson, VerifyJson};
+use judge::Collector;
+use report::{DecodedJson, LostJson, TracefsJson, VerifyJson};
 use tracefs::{Lost, Tracefs};
 
 /// How often the ring buffers and the module's log are read.
@@ -194,7 +196,7 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs, out: &mut impl Write) -> Result<Code> {
     let policy_after = dev.policy()?;
     lost.module_events = col.module_events_lost;
 
-    let verdict = report::judge(&col, &attr, &policy);
+    let verdict = judge::judge(&col, &attr, &policy);
     let doc = VerifyJson {
         duration_s: elapsed,
         ended_by,
@@ -222,7 +224,7 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs, out: &mut impl Write) -> Result<Code> {
         lost,
         module_events: col.module_events,
         rows: verdict.rows,
-        counters: report::counter_deltas(&stats_before, &stats_after),
+        counters: judge::counter_deltas(&stats_before, &stats_after),
         violations: verdict.violations,
         would_violate: verdict.would_violate,
         listed: verdict.listed,
