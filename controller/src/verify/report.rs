@@ -119,7 +119,7 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "trace:  instance {} on {} CPUs, {}; {} updates decoded ({:.0}/s), {} module events",
+        "trace:  instance {} on {} CPUs, {}; {} updates decoded ({:.1}/s), {} module events",
         r.tracefs.instance,
         r.tracefs.cpus,
         if r.tracefs.removed {
