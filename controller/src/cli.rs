@@ -167,7 +167,7 @@ pub struct VerifyArgs {
     /// Trace until Ctrl-C (SIGINT) or SIGTERM.
     #[arg(long)]
     pub until_interrupt: bool,
-    /// Only updates made by this process.
+    /// Only updates of process P's GPU VMs (amdgpu records the VM owner's pid).
     #[arg(long, value_name = "P")]
     pub pid: Option<u32>,
 }
