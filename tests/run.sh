@@ -35,6 +35,9 @@ log "checkpatch"
 	tests/harness/rdna1_mtype_harness.c tests/bench/rdna1_mtype_bench.c \
 	tests/common/resolve_symbol.h || die "checkpatch found problems in our C"
 
+log "field kit orchestration on the fixtures"
+"$top/tests/hardware/test-kit.sh" "$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl"
+
 log "install tests: staged make install/uninstall, systemd-analyze, udevadm, dkms cycle"
 "$top/tests/install/run.sh" "$out/install" "$kb" "$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl"
 RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko "$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"

@@ -127,3 +127,36 @@ fn missing_config_says_where_the_example_is() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("docs/CLI.md"));
 }
+
+#[test]
+fn policy_and_event_commands_need_the_device_and_say_so() {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/rdna1-enforce"
+    );
+    for args in [
+        &["enable"][..],
+        &["disable"],
+        &["set", "--mode", "audit"],
+        &["events"],
+        &["--json", "events"],
+    ] {
+        let mut all = vec!["--root", root];
+        all.extend_from_slice(args);
+        let o = rdna1ctl(&all);
+        assert_eq!(o.status.code(), Some(5), "{args:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("is rdna1_mtype loaded"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+        assert!(o.stdout.is_empty(), "{args:?} printed before failing");
+    }
+}
+
+#[test]
+fn set_without_options_is_refused_before_opening_anything() {
+    let o = rdna1ctl(&["--root", "/nonexistent-root", "set"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("nothing to set"));
+}

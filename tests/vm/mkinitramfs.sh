@@ -39,6 +39,7 @@ sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1 >"$root/opt/rdn
 cp "$here/init" "$root/init"
 cp -r "$here/guest" "$root/opt/rdna1/guest"
 cp -r "$here/cases" "$root/opt/rdna1/cases"
+cp -r "$top/tests/hardware" "$root/opt/rdna1/hardware"
 chmod +x "$root/init"
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$out"
 echo "initramfs: $(du -h "$out" | cut -f1) ($rel)" >&2
