@@ -40,10 +40,13 @@ log "field kit orchestration on the fixtures"
 
 log "install tests: staged make install/uninstall, systemd-analyze, udevadm, dkms cycle"
 "$top/tests/install/run.sh" "$out/install" "$kb" "$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl"
-RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko "$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"
+RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko RDNA1_INSTALLED=$out/install/installed \
+	"$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"
 
 log "VM tests"
 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test.log" 900
 # The DKMS-built module must have been loaded, not skipped.
 grep -q '^PASS 14-dkms-module' "$out/vm-test.log" || die "case 14 (the DKMS-built module) did not pass"
+grep -q '^PASS 12-boot-installed' "$out/vm-test.log" || die "case 12 (boot with the installed files) did not pass"
+grep -q '^  boot: with the files make install staged' "$out/vm-test.log" || die "case 12 did not use the installed files"
 log "all tests passed in $(($(date +%s) - t0)) s"

@@ -7,6 +7,7 @@
 #     pinned test kernel, in private dkms/install trees; the built .ko is left in OUT/dkms for
 #     the VM (case 14 loads it);
 #  5. make uninstall: nothing left but the config; PURGE=1: nothing at all.
+# The staged tree is kept in OUT/installed for the VM (case 12 boots with it).
 # usage: tests/install/run.sh OUT_DIR KBUILD_DIR RDNA1CTL_BINARY
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -67,6 +68,24 @@ dkms remove -m rdna1-mtype -v "$version" --all "${trees[@]}" >>"$out/dkms.log" 2
 [ -z "$(dkms status -m rdna1-mtype "${trees[@]}")" ] || die "dkms status after remove: $(dkms status "${trees[@]}")"
 [ ! -e "$ko" ] || die "dkms remove left $ko"
 [ -z "$(ls -A "$dk/tree")" ] || die "dkms remove left $(ls -A "$dk/tree")"
+
+log "install: dkms-make.sh names what is missing"
+fk=$out/fake-kernel
+rm -rf "$fk" && mkdir -p "$fk/rust"
+sed 's/^CONFIG_RUSTC_VERSION_TEXT=.*/CONFIG_RUSTC_VERSION_TEXT="rustc 1.93.0 (abc 2026-01-01)"/' "$kb/.config" >"$fk/.config"
+touch "$fk/rust/libkernel.rmeta"
+msg=$(sh "$top/kmod/dkms-make.sh" "$fk" 7.2.99 2>&1) && die "dkms-make.sh built with the wrong rustc"
+[[ $msg == *'"rustc 1.93.0 (abc 2026-01-01)"; no such rustc found'*'apt install rustc-1.93'*'rustup toolchain install 1.93.0'* ]] ||
+	die "wrong-rustc message: $msg"
+rm "$fk/rust/libkernel.rmeta"
+msg=$(sh "$top/kmod/dkms-make.sh" "$fk" 7.2.99 2>&1) && die "dkms-make.sh built without the kernel's Rust metadata"
+[[ $msg == *'apt install linux-lib-rust-7.2.99'* ]] || die "missing-rmeta message: $msg"
+sed -i 's/^CONFIG_RUST=y/# CONFIG_RUST is not set/' "$fk/.config"
+msg=$(sh "$top/kmod/dkms-make.sh" "$fk" 7.2.99 2>&1) && die "dkms-make.sh built for a kernel without Rust"
+[[ $msg == *'without CONFIG_RUST'* ]] || die "no-Rust message: $msg"
+
+# The installed tree, for the VM's boot test (case 12: modprobe.d, unit, config as installed).
+rm -rf "$out/installed" && cp -a "$stage" "$out/installed"
 
 log "install: make uninstall DESTDIR=stage"
 make -s -C "$top" uninstall DESTDIR="$stage" 2>>"$out/install.log"

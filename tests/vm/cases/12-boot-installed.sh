@@ -1,0 +1,58 @@
+# Boot with the installed files: the modprobe.d file, unit and config exactly as `make install`
+# staged them (tests/install/run.sh), kmod's real modprobe (busybox's ignores softdep), then
+# what rdna1-mtype.service runs (its ExecStart, read from the installed unit). Shows that
+# loading amdgpu pulls rdna1_mtype in first with the shipped options, that the hook is armed
+# before amdgpu's init runs (the module notifier saw amdgpu COMING), and that the unit applies
+# the installed config.
+I=/opt/rdna1/installed
+if [ -d "$I" ]; then
+	echo "boot: with the files make install staged"
+	conf=$I/usr/lib/modprobe.d/rdna1-mtype.conf
+	cfg=$I/etc/rdna1-mtype/config.toml
+	unit=$I/usr/lib/systemd/system/rdna1-mtype.service
+else
+	echo "boot: with the repository's files (this image has no staged install)"
+	conf=/opt/rdna1/dist/modprobe.d/rdna1-mtype.conf
+	cfg=/opt/rdna1/dist/config/config.toml
+	unit=""
+fi
+mtype_down
+if grep -q '^rdna1_mtype_harness ' /proc/modules; then rmmod rdna1_mtype_harness; fi
+if grep -q '^amdgpu ' /proc/modules; then modprobe -r amdgpu; fi
+grep -q '^amdgpu ' /proc/modules && fail "amdgpu still loaded"
+# /usr/lib/modprobe.d is /lib/modprobe.d on merged-/usr systems (every distribution we target).
+mkdir -p /lib/modprobe.d /etc/rdna1-mtype
+cp "$conf" /lib/modprobe.d/rdna1-mtype.conf
+# A changed scope shows below that the unit really applied this file.
+sed 's/^scope = .*/scope = "gfx10"/' "$cfg" >/etc/rdna1-mtype/config.toml
+# kmod resolves the softdep before loading anything: rdna1_mtype, with its options, first.
+plan=$(/opt/kmod/modprobe --show-depends amdgpu)
+first=$(echo "$plan" | grep -n 'rdna1_mtype.ko' | head -n1 | cut -d: -f1)
+amd=$(echo "$plan" | grep -n '/amdgpu.ko' | head -n1 | cut -d: -f1)
+[ -n "$first" ] && [ -n "$amd" ] && [ "$first" -lt "$amd" ] || fail "load plan: $plan"
+echo "$plan" | grep 'rdna1_mtype.ko' | grep -q 'mode=enforce scope=rdna1 classes=coherent' ||
+	fail "options not in the plan: $plan"
+echo "rdna1-test: boot start" >/dev/kmsg
+/opt/kmod/modprobe amdgpu
+grep -q '^rdna1_mtype ' /proc/modules || fail "modprobe amdgpu did not load rdna1_mtype"
+eq "$(armed)" Y armed
+eq "$(cat $PARAMS/mode)" enforce mode
+eq "$(cat $PARAMS/scope)" rdna1 scope
+eq "$(cat $PARAMS/bo_layout_source)" builtin "layout source"
+log=$(dmesg | sed -n '/rdna1-test: boot start/,$p')
+ours=$(echo "$log" | grep -n 'rdna1_mtype: armed on amdgpu:gmc_v10_0_get_vm_pte' | head -n1 | cut -d: -f1)
+theirs=$(echo "$log" | grep -n 'amdgpu' | grep -v rdna1_mtype | head -n1 | cut -d: -f1)
+[ -n "$ours" ] || fail "no 'armed' line after modprobe amdgpu: $log"
+[ -z "$theirs" ] || [ "$ours" -lt "$theirs" ] || fail "armed (line $ours) after amdgpu init (line $theirs)"
+insmod /opt/rdna1/rdna1_mtype_harness.ko
+eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO, policy from modprobe.d"
+# rdna1-mtype.service: its ExecStart, as installed.
+if [ -n "$unit" ]; then
+	cmd=$(sed -n 's/^ExecStart=//p' "$unit")
+	[ -n "$cmd" ] || fail "no ExecStart in $unit"
+	$cmd >/tmp/unit.out 2>&1 || fail "ExecStart '$cmd' failed: $(cat /tmp/unit.out)"
+	eq "$(cat $PARAMS/scope)" gfx10 "scope after the unit applied the config"
+	eq "$(cat $PARAMS/mode)" enforce "mode after the unit"
+fi
+rm -f /lib/modprobe.d/rdna1-mtype.conf /etc/rdna1-mtype/config.toml
+rmmod rdna1_mtype
