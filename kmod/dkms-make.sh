@@ -12,6 +12,10 @@ rel=$2
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "rdna1-mtype: $*" >&2; exit 1; }
 
+case $rel in
+7.2 | 7.2.* | 7.2-* | 7.3 | 7.3.* | 7.3-*) ;;
+*) die "Linux $rel is outside the supported range 7.2 to 7.3 (gmc_v10_0_get_vm_pte's arguments are only verified there; docs/DESIGN.md, \"Kernel range\")" ;;
+esac
 cfg=$kdir/.config
 [ -r "$cfg" ] || cfg=$kdir/include/config/auto.conf
 [ -r "$cfg" ] || die "no kernel config in $kdir (.config or include/config/auto.conf): install the headers of $rel"
