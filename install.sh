@@ -64,6 +64,8 @@ do_install() {
 		case $from in @*) from=$gen/${from#@} ;; *) from=$top/$from ;; esac
 		install -D -m "$mode" "$from" "$DESTDIR$to"
 	done
+	# The one version: dkms.conf gets Cargo.toml's (a cargo test also keeps the two equal).
+	sed -i "s/^PACKAGE_VERSION=.*/PACKAGE_VERSION=\"$version\"/" "$DESTDIR$src/dkms.conf"
 	# The config is the administrator's: installed once, never overwritten.
 	if [ -e "$DESTDIR$CONFIG" ]; then
 		say "kept $CONFIG (yours); the shipped default is $PREFIX/share/doc/rdna1-mtype/config.toml"

@@ -49,7 +49,6 @@ fn init_tracing(verbose: u8) {
 }
 
 fn dispatch(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
-    let root = &ctx.root;
     match command {
         Command::Status => status::run(ctx, out).map(|()| Code::Ok),
         Command::Enable { scope, classes } => {
@@ -62,7 +61,7 @@ fn dispatch(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
             classes,
         } => set_cmd::run(ctx, mode, scope, classes, out).map(|()| Code::Ok),
         Command::Apply { config, dry_run } => apply_cmd::run(ctx, &config, dry_run, out),
-        Command::Layout { apply } => layout_cmd::run(root, apply, out).map(|()| Code::Ok),
+        Command::Layout { apply } => layout_cmd::run(ctx, apply, out).map(|()| Code::Ok),
         Command::Events { follow } => events_cmd::run(ctx, follow, out).map(|()| Code::Ok),
         Command::Verify(args) => verify::run(ctx, &args, out),
         Command::Doctor => doctor::run(ctx, out),
