@@ -45,6 +45,10 @@ RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko RDNA1_INSTALLED=$out/install/inst
 
 log "VM tests"
 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test.log" 900
+# The cases that need two CPUs (they skip above), in a two-CPU boot (see tests/vm/boot.sh).
+log "VM tests on two CPUs"
+RDNA1_SMP=2 RDNA1_CASES=38 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test-smp.log" 600
+grep -q '^PASS 38-concurrency' "$out/vm-test-smp.log" || die "case 38 did not pass on two CPUs"
 # The DKMS-built module must have been loaded, not skipped.
 grep -q '^PASS 14-dkms-module' "$out/vm-test.log" || die "case 14 (the DKMS-built module) did not pass"
 grep -q '^PASS 12-boot-installed' "$out/vm-test.log" || die "case 12 (boot with the installed files) did not pass"
