@@ -43,15 +43,12 @@ log "install tests: staged make install/uninstall, systemd-analyze, udevadm, dkm
 RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko RDNA1_INSTALLED=$out/install/installed \
 	"$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"
 
-# Two boots side by side, one host core each: every case on one guest CPU, and the cases that
-# need two CPUs (38; they skip in the first) on two (see tests/vm/boot.sh for why).
-log "VM tests (one CPU; case 38 on two CPUs alongside)"
-RDNA1_SMP=2 RDNA1_CASES=38 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test-smp.log" 900 &
-smp_pid=$!
-smp_rc=0
-"$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test.log" 1200 || { wait "$smp_pid" || true; die "VM tests failed"; }
-wait "$smp_pid" || smp_rc=$?
-[ "$smp_rc" = 0 ] || die "VM tests on two CPUs failed"
+log "VM tests"
+"$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test.log" 1200
+# The cases that need two CPUs (they skip above), in a two-CPU boot (see tests/vm/boot.sh).
+# Not alongside the first boot: tried, both slowed down (1,139 s instead of 743 s).
+log "VM tests on two CPUs"
+RDNA1_SMP=2 RDNA1_CASES=38 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test-smp.log" 900
 grep -q '^PASS 38-concurrency' "$out/vm-test-smp.log" || die "case 38 did not pass on two CPUs"
 # The DKMS-built module must have been loaded, not skipped.
 grep -q '^PASS 14-dkms-module' "$out/vm-test.log" || die "case 14 (the DKMS-built module) did not pass"
