@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exit::{coded, Code};
 use crate::module_state::{self, ModuleState};
-use crate::set_cmd::PolicyJson;
+use crate::output::PolicyJson;
 use crate::{bo_layout, device, layout_cmd, output, Ctx};
 
 /// The only schema version this rdna1ctl reads.
@@ -176,12 +176,8 @@ pub fn run(ctx: &Ctx, config: &Path, dry_run: bool, out: &mut impl Write) -> Res
     if let Err(e) = dev.set_policy(&plan.policy) {
         if layout.is_some() {
             // Put back what was there, so a refused policy leaves the module as it was.
-            let source = ctx.root.read_attr(&ctx.root.path(&format!(
-                "{}/parameters/bo_layout_source",
-                module_state::MODULE_DIR
-            )))?;
-            let old = match (before.bo_layout, source.as_deref()) {
-                (_, Some("builtin")) => "builtin".to_owned(),
+            let old = match (before.bo_layout, before.bo_layout_source.as_str()) {
+                (_, "builtin") => "builtin".to_owned(),
                 (Some(l), _) => l.to_string(),
                 (None, _) => "none".to_owned(),
             };

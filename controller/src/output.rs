@@ -4,11 +4,30 @@
 use std::io::Write;
 
 use anyhow::Result;
+use rdna1_mtype_shared::policy::Policy;
 use serde::Serialize;
 
 /// Version of the JSON schema of every command's output. Bump on any incompatible change
 /// (renamed or removed field, changed meaning); adding a field is compatible.
 pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+/// A policy in JSON, as `policy`, `apply` and `verify` documents carry it (docs/CLI.md).
+#[derive(Serialize, Debug, PartialEq, Eq)]
+pub struct PolicyJson {
+    pub mode: &'static str,
+    pub scope: String,
+    pub classes: String,
+}
+
+impl From<&Policy> for PolicyJson {
+    fn from(p: &Policy) -> Self {
+        PolicyJson {
+            mode: p.mode.name(),
+            scope: p.scope.to_string(),
+            classes: p.classes.to_string(),
+        }
+    }
+}
 
 #[derive(Serialize)]
 struct Envelope<'a, T: Serialize> {

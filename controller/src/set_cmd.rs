@@ -26,24 +26,6 @@ pub fn parse_classes(s: &str) -> Result<Classes, String> {
     })
 }
 
-/// The policy in JSON (docs/CLI.md).
-#[derive(serde::Serialize, Debug, PartialEq, Eq)]
-pub struct PolicyJson {
-    pub mode: String,
-    pub scope: String,
-    pub classes: String,
-}
-
-impl From<&Policy> for PolicyJson {
-    fn from(p: &Policy) -> Self {
-        PolicyJson {
-            mode: p.mode.name().to_owned(),
-            scope: p.scope.to_string(),
-            classes: p.classes.to_string(),
-        }
-    }
-}
-
 pub fn print_policy(p: &Policy, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(out, "mode:    {}", p.mode.name())?;
     writeln!(out, "scope:   {}", p.scope)?;
@@ -68,7 +50,7 @@ pub fn run(
     dev.set_policy(&p)?;
     let now = dev.policy()?;
     if ctx.json {
-        output::json("policy", &PolicyJson::from(&now), out)?;
+        output::json("policy", &output::PolicyJson::from(&now), out)?;
     } else {
         print_policy(&now, out)?;
     }

@@ -71,11 +71,11 @@ fn module(r: &Report, out: &mut impl Write) -> io::Result<()> {
         ("invalid", _) => writeln!(
             out,
             "layout:  INVALID (a BO read through it broke an invariant): no BO is modified; \
-             run `sudo rdna1ctl layout --apply` on this kernel"
+             run `sudo rdna1ctl apply` (layout = \"auto\": built-in or BTF) to set one again"
         )?,
         _ => writeln!(
             out,
-            "layout:  unset: no BO is modified, only SVM ranges; run `sudo rdna1ctl layout --apply`"
+            "layout:  unset: no BO is modified, only SVM ranges; run `sudo rdna1ctl apply` (layout = \"auto\": built-in or BTF)"
         )?,
     }
     if m.armed {

@@ -77,10 +77,10 @@ impl Reason {
                 "no driver bound: the hook only sees amdgpu's mappings".into()
             }
             Reason::LayoutUnset => "amdgpu_bo layout unset: no BO mapping is changed, only SVM \
-                                    ranges (sudo rdna1ctl layout --apply)"
+                                    ranges (sudo rdna1ctl apply: built-in or BTF layout)"
                 .into(),
             Reason::LayoutInvalid => "amdgpu_bo layout invalid: no BO mapping is changed, only \
-                                      SVM ranges (sudo rdna1ctl layout --apply)"
+                                      SVM ranges (sudo rdna1ctl apply: built-in or BTF layout)"
                 .into(),
         }
     }

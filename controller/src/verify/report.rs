@@ -2,28 +2,11 @@
 
 use std::io::{self, Write};
 
-use rdna1_mtype_shared::policy::Policy;
 use serde::Serialize;
 
 use super::judge::{CountersJson, PtesJson, RowJson, ViolationJson};
 use super::tracefs::Lost;
-
-#[derive(Serialize, Debug)]
-pub struct PolicyJson {
-    pub mode: &'static str,
-    pub scope: String,
-    pub classes: String,
-}
-
-impl From<&Policy> for PolicyJson {
-    fn from(p: &Policy) -> Self {
-        PolicyJson {
-            mode: p.mode.name(),
-            scope: p.scope.to_string(),
-            classes: p.classes.to_string(),
-        }
-    }
-}
+use crate::output::PolicyJson;
 
 #[derive(Serialize, Debug)]
 pub struct TracefsJson {
