@@ -6,5 +6,5 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/bench
 # The perf flavour: no KASAN/lockdep (they would dominate the figures). Built on first use.
 kb=$("$top/tests/vm/prepare.sh" "$out" perf)
-"$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" bench "$out/vm-bench.log" 900
+"$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" bench "$out/vm-bench.log" 1800
 sed -n '/^RDNA1-VM: job/,/^RDNA1-VM-DONE/p' "$out/vm-bench.log" | grep -v '^\[ '

@@ -5,7 +5,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/demo
 kb=$("$top/tests/vm/prepare.sh" "$out")
-"$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" demo "$out/vm-demo.log" 600 || {
+"$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" demo "$out/vm-demo.log" 1800 || {
 	echo "demo VM failed; serial log: $out/vm-demo.log" >&2
 	exit 1
 }

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Boots the test VM under QEMU/TCG and judges the run from its serial log.
-# usage: boot.sh KBUILD_DIR INITRAMFS JOB LOG [TIMEOUT_S]
-# Fails on: a failed test, a kernel BUG/Oops/WARNING/KASAN/panic line, a timeout, or a VM
-# that never reached the end of its job.
+# usage: boot.sh KBUILD_DIR INITRAMFS JOB LOG LIMIT_S
+# LIMIT_S is the time this boot may take: the caller derives it from the time its run has left
+# (tests/run.sh), so no fixed figure tuned to one host turns a slower host red.
+# Fails on: a failed case, a kernel BUG/Oops/WARNING/KASAN/panic line, a timeout (naming the
+# case that was running), or a VM that never reached the end of its job.
+# For job "test", the per-case results (KTAP, tests/vm/guest/runner.sh) are written to
+# LOG.results as "ok|not ok|skip NAME SECONDS" lines, including the case cut off by a timeout.
 set -uo pipefail
-kb=$1 initrd=$2 job=$3 log=$4 limit=${5:-900}
+kb=$1 initrd=$2 job=$3 log=$4 limit=$5
 start=$(date +%s)
 # KVM here is kvm_pvm and cannot run this kernel (see docs/TESTING.md): TCG only.
 # RDNA1_SMP (default 1): guest CPUs. One CPU by default: with two under multi-threaded TCG a
@@ -13,20 +17,22 @@ start=$(date +%s)
 # sched_switch probe as our fprobe went away at rmmod: a text_poke_bp int3 hit after the patch
 # had completed, as a vCPU running stale translated code would). Two CPUs run single-threaded
 # TCG (thread=single: both vCPUs in one host thread), which has no such race but makes every
-# synchronize_rcu wait for the round-robin switch (the whole suite took over 900 s), so only
-# the cases that need a second CPU (38) run there, in a second boot. docs/TESTING.md.
+# synchronize_rcu wait for the round-robin switch, so only the cases that declare
+# `# needs: cpus=2` run there, in a second boot. docs/TESTING.md.
 smp=${RDNA1_SMP:-1}
 accel=tcg
 [ "$smp" = 1 ] || accel=tcg,thread=single
+[ "$limit" -gt 0 ] || { echo "VM: no time left for this boot (limit ${limit}s)" >&2; exit 1; }
 timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m 2048 \
 	-nographic -no-reboot -kernel "$kb/arch/x86/boot/bzImage" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}" </dev/null >"$log" 2>&1
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job rdna1.strict=${RDNA1_STRICT:-0}${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}" </dev/null >"$log" 2>&1
 rc=$?
 tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 secs=$(($(date +%s) - start))
 fail=0
+timed_out=0
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-	echo "VM: timed out after ${limit}s" >&2
+	timed_out=1
 	fail=1
 fi
 # Kernel reports are judged from the start of our job: a report during early boot comes before
@@ -43,20 +49,37 @@ if sed -n '/^RDNA1-VM: job/,$p' "$log" | grep -vE "$tolerated" | grep -nE "$repo
 	echo "VM: kernel reported a problem (lines above)" >&2
 	fail=1
 fi
-if ! grep -q '^RDNA1-VM-DONE' "$log"; then
-	echo "VM: never reached the end of job $job" >&2
-	fail=1
-fi
 if [ "$job" = test ]; then
+	# KTAP results with each case's duration ("# NAME: S.SS s" precedes its result line).
+	awk -v cut="$timed_out" '
+		/^# running / { running = $3 }
+		/^# [0-9A-Za-z_-]+: [0-9.]+ s$/ { t = $3 }
+		/^(not )?ok [0-9]+ / {
+			name = ($1 == "not") ? $4 : $3
+			verdict = ($1 == "not") ? "not ok" : (/# SKIP/ ? "skip" : "ok")
+			print verdict, name, t; running = ""; t = ""
+		}
+		END { if (running != "") print (cut ? "timeout" : "not ok"), running, "-" }
+	' "$log" >"$log.results"
+	if [ $timed_out = 1 ]; then
+		running=$(awk '$1 == "timeout" { print $2 }' "$log.results")
+		echo "VM: timed out after ${limit}s${running:+ while running case $running}" >&2
+	fi
 	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n1)
 	if [ -z "$summary" ]; then
-		echo "VM: no test summary" >&2
+		[ $timed_out = 1 ] || echo "VM: no test summary" >&2
 		fail=1
 	elif [ "$(echo "$summary" | cut -d' ' -f3)" != "0" ]; then
-		# Each failed case with its indented output.
-		awk '/^(PASS|FAIL|SKIP) /{show = /^FAIL/} show' "$log" >&2
+		# Each failed case with its output (the "# " lines since its "# running").
+		awk '/^# running /{buf = ""} {buf = buf $0 "\n"} /^not ok /{printf "%s", buf}' "$log" >&2
 		fail=1
 	fi
 	echo "VM tests: ${summary:-none} (${secs}s, log $log)" >&2
+elif [ $timed_out = 1 ]; then
+	echo "VM: timed out after ${limit}s" >&2
+fi
+if ! grep -q '^RDNA1-VM-DONE' "$log"; then
+	[ $timed_out = 1 ] || echo "VM: never reached the end of job $job" >&2
+	fail=1
 fi
 exit $fail

@@ -7,4 +7,4 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/cases/$(date +%Y%m%d-%H%M%S)-$$
 . "$top/tests/kernel/env.sh"
 kb=$("$top/tests/vm/prepare.sh" "$out")
-RDNA1_CASES=$1 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm.log" 900
+RDNA1_CASES=$1 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm.log" "${RDNA1_LIMIT:-3600}"

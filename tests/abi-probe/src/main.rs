@@ -257,6 +257,11 @@ fn fuzz(fd: RawFd, n: u64, seed: u64) -> u32 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    // `table` needs only the harness (it also runs with rdna1_mtype unloaded).
+    if args.get(1).map(String::as_str) == Some("table") {
+        let gpu = args.get(2).map_or("rdna1", String::as_str);
+        std::process::exit(i32::from(table::print(gpu).is_err()));
+    }
     let file = File::options()
         .read(true)
         .write(true)
@@ -272,11 +277,51 @@ fn main() {
             fuzz(fd, n, seed)
         }
         _ => {
-            eprintln!("usage: rdna1-abi-probe errors | fuzz N SEED | matrix");
+            eprintln!("usage: rdna1-abi-probe errors | fuzz N SEED | matrix | table [GPU]");
             2
         }
     };
     std::process::exit(i32::from(failed != 0));
+}
+
+/// `rdna1-abi-probe table [GPU]`: the real function's result for every request x BO kind, one
+/// `REQ BO FLAGS` line each, as the VM cases compare them (tests/vm/guest/lib.sh). One process
+/// instead of a shell fork per call: under TCG + KASAN that fork was most of a case's time.
+mod table {
+    use std::io::{self, Write};
+
+    use rdna1_mtype_shared::pte::VmMtype;
+
+    const CALL: &str = "/sys/kernel/debug/rdna1_mtype_harness/call";
+    /// PTE flags of a mapped GTT page (lib.sh's `IN`).
+    const IN: u64 = 0x67;
+    /// lib.sh's `BOS`, in its order.
+    const BOS: [&str; 9] = [
+        "none",
+        "plain",
+        "vram",
+        "userptr",
+        "coherent",
+        "ext_coherent",
+        "uncached",
+        "sg_coherent",
+        "doorbell",
+    ];
+
+    pub fn print(gpu: &str) -> io::Result<()> {
+        let mut out = io::stdout().lock();
+        for req in VmMtype::ALL {
+            // READABLE | WRITEABLE, as lib.sh's `req`.
+            let vm_flags = req.to_vm_flags() | 0x6;
+            for bo in BOS {
+                std::fs::write(CALL, format!("{vm_flags:#x} {bo} {IN:#x} {gpu}"))
+                    .inspect_err(|e| eprintln!("harness call {} {bo}: {e}", req.name()))?;
+                let got = std::fs::read_to_string(CALL)?;
+                writeln!(out, "{} {bo} {}", req.name(), got.trim())?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `rdna1-abi-probe matrix`: every device x request x BO kind x mode x scope x layout state,

@@ -3,7 +3,9 @@
 # what rdna1-mtype.service runs (its ExecStart, read from the installed unit). Shows that
 # loading amdgpu pulls rdna1_mtype in first with the shipped options, that the hook is armed
 # before amdgpu's init runs (the module notifier saw amdgpu COMING), and that the unit applies
-# the installed config.
+# the installed config. First, rdna1_mtype loaded alone waits: not armed without amdgpu.
+# (This case also holds what was case 10, load before amdgpu: one amdgpu load instead of two.)
+# must-pass
 I=/opt/rdna1/installed
 if [ -d "$I" ]; then
 	echo "boot: with the files make install staged"
@@ -11,6 +13,7 @@ if [ -d "$I" ]; then
 	cfg=$I/etc/rdna1-mtype/config.toml
 	unit=$I/usr/lib/systemd/system/rdna1-mtype.service
 else
+	[ "${RDNA1_STRICT:-0}" != 1 ] || fail "make test boots with the staged install, but $I is missing"
 	echo "boot: with the repository's files (this image has no staged install)"
 	conf=/opt/rdna1/dist/modprobe.d/rdna1-mtype.conf
 	cfg=/opt/rdna1/dist/config/config.toml
@@ -20,6 +23,9 @@ mtype_down
 if grep -q '^rdna1_mtype_harness ' /proc/modules; then rmmod rdna1_mtype_harness; fi
 if grep -q '^amdgpu ' /proc/modules; then modprobe -r amdgpu; fi
 grep -q '^amdgpu ' /proc/modules && fail "amdgpu still loaded"
+modprobe rdna1_mtype mode=enforce
+eq "$(armed)" N "armed with no amdgpu loaded"
+rmmod rdna1_mtype
 # /usr/lib/modprobe.d is /lib/modprobe.d on merged-/usr systems (every distribution we target).
 mkdir -p /lib/modprobe.d /etc/rdna1-mtype
 cp "$conf" /lib/modprobe.d/rdna1-mtype.conf

@@ -1,9 +1,10 @@
 # The module exactly as the real dkms built and installed it (tests/install/run.sh) loads on
 # the test kernel, arms on amdgpu and rewrites a call.
+# must-pass
 ko=/opt/rdna1/dkms/rdna1_mtype.ko
 if [ ! -f "$ko" ]; then
 	echo "no DKMS-built module in this image (make test builds one; tests/vm/run-cases.sh does not)"
-	exit 77
+	exit 4
 fi
 mtype_down
 harness_up

@@ -6,7 +6,7 @@ mtype_down
 harness_up
 if [ ! -e /sys/kernel/btf/amdgpu ]; then
 	echo "this kernel has no module BTF (CONFIG_DEBUG_INFO_BTF_MODULES)"
-	exit 77
+	exit 4
 fi
 truth=$(cat /sys/kernel/debug/rdna1_mtype_harness/layout)
 echo "amdgpu_bo layout (harness offsetof): $truth"

@@ -4,7 +4,7 @@
 K=/sys/kernel/debug/kmemleak
 if [ ! -e $K ]; then
 	echo "this kernel has no kmemleak (CONFIG_DEBUG_KMEMLEAK)"
-	exit 77
+	exit 4
 fi
 mtype_down
 # Objects must be seen unreferenced by two scans before they are reported.

@@ -1,29 +1,66 @@
-# In-VM test runner: runs every case in /opt/rdna1/cases in name order, each in its own
-# shell, and prints "PASS name", "FAIL name" or "SKIP name" (exit 77: the kernel lacks what the
-# case needs; it says what), the case's output indented below it, then the closing
-# "N passed, N failed, N skipped" line the host (and CI) read.
-# RDNA1_CASES (kernel command line rdna1.cases=10,80): only the cases with these number
-# prefixes, for quick iteration; make test always runs them all.
-passed=0 failed=0 skipped=0
+# In-VM test runner: runs the cases in /opt/rdna1/cases in name order, each in its own shell,
+# and reports in KTAP (Documentation/dev-tools/ktap.rst, as kselftest's ktap_helpers.sh):
+#   # running NAME        before a case (the host names it if the boot times out)
+#   # ...                 the case's output, streamed as it runs
+#   # NAME: S.SS s        its duration
+#   ok N NAME | not ok N NAME | ok N NAME # SKIP reason
+# then kselftest's "# Totals:" line and the plain "N passed, N failed, N skipped" the host reads.
+# A case exits 0 (pass), 4 (skip, kselftest's KSFT_SKIP: the kernel lacks what it needs, and it
+# says what) or anything else (fail).
+# Case headers declare what a case needs (read here and by tests/run.sh):
+#   # needs: cpus=2   skipped with fewer online CPUs (make test runs those cases in a second boot)
+#   # must-pass       under rdna1.strict=1 (make test) a skip counts as a failure
+# RDNA1_CASES (kernel command line rdna1.cases=10,80): only the cases with these number prefixes.
+KSFT_SKIP=4
+cases=""
 for t in /opt/rdna1/cases/*.sh; do
 	name=$(basename "$t" .sh)
 	if [ -n "${RDNA1_CASES:-}" ]; then
 		case ",$RDNA1_CASES," in *",${name%%-*},"*) ;; *) continue ;; esac
 	fi
-	t0=$(date +%s)
-	out=$(sh -c ". /opt/rdna1/guest/lib.sh; . $t" 2>&1)
-	rc=$?
-	secs=$(($(date +%s) - t0))
-	if [ $rc -eq 0 ]; then
-		echo "PASS $name (${secs}s)"
+	cases="$cases $t"
+done
+set -- $cases
+echo "KTAP version 1"
+echo "1..$#"
+cpus=$(grep -c ^processor /proc/cpuinfo)
+uptime_cs() { read -r up _ </proc/uptime; echo "${up%.*}${up#*.}"; }
+n=0 passed=0 failed=0 skipped=0
+for t in "$@"; do
+	n=$((n + 1))
+	name=$(basename "$t" .sh)
+	need=$(sed -n 's/^# needs: cpus=\([0-9]*\).*/\1/p' "$t" | head -n1)
+	must=$(grep -c '^# must-pass' "$t")
+	echo "# running $name"
+	t0=$(uptime_cs)
+	if [ -n "$need" ] && [ "$cpus" -lt "$need" ]; then
+		echo "needs $need CPUs, this boot has $cpus" >/tmp/case.skip
+		rc=$KSFT_SKIP
+	else
+		rm -f /tmp/case.rc
+		{
+			sh -c ". /opt/rdna1/guest/lib.sh; . $t" 2>&1
+			echo $? >/tmp/case.rc
+		} | tee /tmp/case.out | sed 's/^/# /'
+		rc=$(cat /tmp/case.rc 2>/dev/null || echo 1)
+		tail -n1 /tmp/case.out >/tmp/case.skip
+	fi
+	cs=$(($(uptime_cs) - t0))
+	printf '# %s: %d.%02d s\n' "$name" $((cs / 100)) $((cs % 100))
+	if [ "$rc" -eq "$KSFT_SKIP" ] && [ "$must" -gt 0 ] && [ "${RDNA1_STRICT:-0}" = 1 ]; then
+		echo "# $name must pass in this run, but skipped"
+		rc=1
+	fi
+	if [ "$rc" -eq 0 ]; then
+		echo "ok $n $name"
 		passed=$((passed + 1))
-	elif [ $rc -eq 77 ]; then
-		echo "SKIP $name (${secs}s)"
+	elif [ "$rc" -eq "$KSFT_SKIP" ]; then
+		echo "ok $n $name # SKIP $(cat /tmp/case.skip)"
 		skipped=$((skipped + 1))
 	else
-		echo "FAIL $name (exit $rc, ${secs}s)"
+		echo "not ok $n $name # exit $rc"
 		failed=$((failed + 1))
 	fi
-	[ -z "$out" ] || echo "$out" | sed 's/^/  /'
 done
+echo "# Totals: pass:$passed fail:$failed xfail:0 xpass:0 skip:$skipped error:0"
 echo "$passed passed, $failed failed, $skipped skipped"
