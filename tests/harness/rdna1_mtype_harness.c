@@ -14,10 +14,14 @@
  *   dev/pdev point to a real struct pci_dev on a struct pci_bus, as amdgpu's probe sets them,
  *   or "unknown": an amdgpu_device with no device behind it.
  *   Read back the PTE flags the call produced, as "0x%016llx".
+ * debugfs rdna1_mtype_harness/batch: many such lines in one write, their results (one line
+ *   each, in order) read back on the same open file.
  * debugfs rdna1_mtype_harness/layout: the real struct amdgpu_bo layout of this kernel, in the
  *   form rdna1_mtype's bo_layout parameter takes (what rdna1ctl derives from BTF).
  */
 #include <linux/debugfs.h>
+#include <linux/kernel.h>
+#include <linux/lockdep.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -125,50 +129,60 @@ static void fake_gpus_free(void)
 	}
 }
 
-static ssize_t call_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
+/* One call of the real function for one request line; the caller holds call_lock. */
+static int do_call(const char *line, u64 *result)
 {
-	char buf[96], kind[16], gpu[16] = "rdna1";
+	char kind[16], gpu[16] = "rdna1";
 	u32 vm_flags;
 	u64 flags;
 	struct amdgpu_bo *arg = NULL;
 	struct amdgpu_device *adev = NULL;
 	int i;
 
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = 0;
-	if (sscanf(buf, "%x %15s %llx %15s", &vm_flags, kind, &flags, gpu) < 3)
+	lockdep_assert_held(&call_lock);
+	if (sscanf(line, "%x %15s %llx %15s", &vm_flags, kind, &flags, gpu) < 3)
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(gpus); i++)
 		if (!strcmp(gpu, gpus[i].name))
 			adev = gpus[i].adev;
 	if (!adev)
 		return -EINVAL;
-	mutex_lock(&call_lock);
 	if (strcmp(kind, "none")) {
 		for (i = 0; i < ARRAY_SIZE(bo_kinds); i++)
 			if (!strcmp(kind, bo_kinds[i].name))
 				break;
-		if (i == ARRAY_SIZE(bo_kinds)) {
-			mutex_unlock(&call_lock);
+		if (i == ARRAY_SIZE(bo_kinds))
 			return -EINVAL;
-		}
 		bo->preferred_domains = bo_kinds[i].domains;
 		bo->allowed_domains = bo_kinds[i].domains;
 		bo->flags = bo_kinds[i].flags;
 		bo->tbo.type = bo_kinds[i].type;
 		arg = bo;
 	}
-	if (!get_vm_pte) {
-		mutex_unlock(&call_lock);
+	if (!get_vm_pte)
 		return -ENODEV;
-	}
 	get_vm_pte(adev, vm, arg, vm_flags, &flags);
-	last_result = flags;
+	*result = flags;
+	return 0;
+}
+
+static ssize_t call_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
+{
+	char buf[96];
+	u64 flags;
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	mutex_lock(&call_lock);
+	ret = do_call(buf, &flags);
+	if (!ret)
+		last_result = flags;
 	mutex_unlock(&call_lock);
-	return len;
+	return ret ? ret : len;
 }
 
 static ssize_t call_read(struct file *f, char __user *ubuf, size_t len, loff_t *off)
@@ -181,6 +195,91 @@ static ssize_t call_read(struct file *f, char __user *ubuf, size_t len, loff_t *
 	mutex_unlock(&call_lock);
 	return simple_read_from_buffer(ubuf, len, off, buf, n);
 }
+
+/*
+ * batch: many calls in one write, one request line each (as for call), all in one write(2);
+ * a read on the same open file returns one result line per request, in order. A whole table
+ * of calls costs two system calls instead of two per call, which under TCG + KASAN is most of
+ * a call's cost. A bad line fails the write (the calls before it have run) and keeps the
+ * previous results.
+ */
+struct batch_results {
+	size_t len;
+	char text[];
+};
+
+#define BATCH_MAX_CALLS 2048
+#define RESULT_LEN 19 /* "0x%016llx\n" */
+
+static ssize_t batch_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
+{
+	size_t cap = BATCH_MAX_CALLS * RESULT_LEN + 1, n = 0;
+	struct batch_results *r;
+	char *buf, *cur, *line;
+	u64 flags;
+	int ret = 0;
+
+	if (!len || len > BATCH_MAX_CALLS * 64)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, len);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	r = kvmalloc(struct_size(r, text, cap), GFP_KERNEL);
+	if (!r) {
+		kfree(buf);
+		return -ENOMEM;
+	}
+	r->len = 0;
+	cur = buf;
+	mutex_lock(&call_lock);
+	while ((line = strsep(&cur, "\n"))) {
+		if (!*line)
+			continue;
+		if (n++ == BATCH_MAX_CALLS) {
+			ret = -E2BIG;
+			break;
+		}
+		ret = do_call(line, &flags);
+		if (ret)
+			break;
+		r->len += scnprintf(r->text + r->len, cap - r->len, "0x%016llx\n", flags);
+	}
+	if (!ret) {
+		swap(f->private_data, r);
+		/* Read the new results from their start. */
+		*off = 0;
+	}
+	mutex_unlock(&call_lock);
+	kvfree(r);
+	kfree(buf);
+	return ret ? ret : len;
+}
+
+static ssize_t batch_read(struct file *f, char __user *ubuf, size_t len, loff_t *off)
+{
+	struct batch_results *r;
+	ssize_t ret = 0;
+
+	mutex_lock(&call_lock);
+	r = f->private_data;
+	if (r)
+		ret = simple_read_from_buffer(ubuf, len, off, r->text, r->len);
+	mutex_unlock(&call_lock);
+	return ret;
+}
+
+static int batch_release(struct inode *inode, struct file *f)
+{
+	kvfree(f->private_data);
+	return 0;
+}
+
+static const struct file_operations batch_fops = {
+	.owner = THIS_MODULE,
+	.read = batch_read,
+	.write = batch_write,
+	.release = batch_release,
+};
 
 static ssize_t layout_read(struct file *f, char __user *ubuf, size_t len, loff_t *off)
 {
@@ -255,6 +354,7 @@ static int __init harness_init(void)
 	}
 	dir = debugfs_create_dir("rdna1_mtype_harness", NULL);
 	debugfs_create_file("call", 0600, dir, NULL, &call_fops);
+	debugfs_create_file("batch", 0600, dir, NULL, &batch_fops);
 	debugfs_create_file("layout", 0400, dir, NULL, &layout_fops);
 	pr_info("calling %s at %pS\n", TARGET, (void *)addr);
 	return 0;

@@ -23,7 +23,8 @@ smp=${RDNA1_SMP:-1}
 accel=tcg
 [ "$smp" = 1 ] || accel=tcg,thread=single
 [ "$limit" -gt 0 ] || { echo "VM: no time left for this boot (limit ${limit}s)" >&2; exit 1; }
-timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m 2048 \
+# No NIC, no VGA: fewer devices to emulate and probe (each PCI device costs seconds of boot).
+timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m 2048 -nic none -vga none \
 	-nographic -no-reboot -kernel "$kb/arch/x86/boot/bzImage" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job rdna1.strict=${RDNA1_STRICT:-0}${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}" </dev/null >"$log" 2>&1
 rc=$?

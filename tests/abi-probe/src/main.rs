@@ -1,6 +1,6 @@
 //! rdna1-abi-probe: drives every error path of /dev/rdna1_mtype's ioctls, then fuzzes them.
 //!
-//! `rdna1-abi-probe matrix`: see `matrix::run`.
+//! `rdna1-abi-probe matrix`: see `matrix::run`. `table`: see table.rs. `race`: see race.rs.
 //! `rdna1-abi-probe errors`: each check prints `ok NAME` or `FAIL NAME: ...`; exit 1 on any
 //! failure. `rdna1-abi-probe fuzz N SEED`: N random commands (valid and invalid numbers, sizes,
 //! fields, user pointers, incl. kernel addresses); every return must be 0 or a documented
@@ -13,6 +13,10 @@ use nix::errno::Errno;
 use nix::libc;
 use rdna1_mtype_shared::abi::*;
 use rdna1_mtype_shared::policy::Policy;
+
+mod harness;
+mod race;
+mod table;
 
 fn raw(fd: RawFd, cmd: u32, arg: usize) -> Result<i32, Errno> {
     // SAFETY: the kernel validates `cmd` and `arg`; any user address is allowed (that is the
@@ -258,9 +262,30 @@ fn fuzz(fd: RawFd, n: u64, seed: u64) -> u32 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // `table` needs only the harness (it also runs with rdna1_mtype unloaded).
-    if args.get(1).map(String::as_str) == Some("table") {
-        let gpu = args.get(2).map_or("rdna1", String::as_str);
-        std::process::exit(i32::from(table::print(gpu).is_err()));
+    match args.get(1).map(String::as_str) {
+        Some("table") => {
+            let gpu = args.get(2).map_or("rdna1", String::as_str);
+            if let Err(e) = table::print(gpu) {
+                eprintln!("table: {e}");
+                std::process::exit(1);
+            }
+            std::process::exit(0);
+        }
+        Some("calls") => {
+            // calls N VM_FLAGS BO PTE_FLAGS [GPU]: N identical calls in one batch.
+            let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
+            let line = args.get(3..).map(|a| a.join(" ")).unwrap_or_default();
+            let r = crate::harness::batch(&vec![line; n]);
+            if let Err(e) = &r {
+                eprintln!("calls: {e}");
+            }
+            std::process::exit(i32::from(n == 0 || r.is_err()));
+        }
+        Some("race") => {
+            let rounds = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+            std::process::exit(i32::from(!race::run(rounds)));
+        }
+        _ => {}
     }
     let file = File::options()
         .read(true)
@@ -277,51 +302,13 @@ fn main() {
             fuzz(fd, n, seed)
         }
         _ => {
-            eprintln!("usage: rdna1-abi-probe errors | fuzz N SEED | matrix | table [GPU]");
+            eprintln!(
+                "usage: rdna1-abi-probe errors | fuzz N SEED | matrix | table [GPU] | calls N VM_FLAGS BO PTE_FLAGS [GPU] | race ROUNDS"
+            );
             2
         }
     };
     std::process::exit(i32::from(failed != 0));
-}
-
-/// `rdna1-abi-probe table [GPU]`: the real function's result for every request x BO kind, one
-/// `REQ BO FLAGS` line each, as the VM cases compare them (tests/vm/guest/lib.sh). One process
-/// instead of a shell fork per call: under TCG + KASAN that fork was most of a case's time.
-mod table {
-    use std::io::{self, Write};
-
-    use rdna1_mtype_shared::pte::VmMtype;
-
-    const CALL: &str = "/sys/kernel/debug/rdna1_mtype_harness/call";
-    /// PTE flags of a mapped GTT page (lib.sh's `IN`).
-    const IN: u64 = 0x67;
-    /// lib.sh's `BOS`, in its order.
-    const BOS: [&str; 9] = [
-        "none",
-        "plain",
-        "vram",
-        "userptr",
-        "coherent",
-        "ext_coherent",
-        "uncached",
-        "sg_coherent",
-        "doorbell",
-    ];
-
-    pub fn print(gpu: &str) -> io::Result<()> {
-        let mut out = io::stdout().lock();
-        for req in VmMtype::ALL {
-            // READABLE | WRITEABLE, as lib.sh's `req`.
-            let vm_flags = req.to_vm_flags() | 0x6;
-            for bo in BOS {
-                std::fs::write(CALL, format!("{vm_flags:#x} {bo} {IN:#x} {gpu}"))
-                    .inspect_err(|e| eprintln!("harness call {} {bo}: {e}", req.name()))?;
-                let got = std::fs::read_to_string(CALL)?;
-                writeln!(out, "{} {bo} {}", req.name(), got.trim())?;
-            }
-        }
-        Ok(())
-    }
 }
 
 /// `rdna1-abi-probe matrix`: every device x request x BO kind x mode x scope x layout state,
@@ -333,7 +320,6 @@ mod matrix {
     use rdna1_mtype_shared::policy::{self, Call, Classes, Decision, Mode, Scope};
     use rdna1_mtype_shared::pte::VmMtype;
 
-    const CALL: &str = "/sys/kernel/debug/rdna1_mtype_harness/call";
     const LAYOUT: &str = "/sys/kernel/debug/rdna1_mtype_harness/layout";
     const BO_LAYOUT: &str = "/sys/module/rdna1_mtype/parameters/bo_layout";
     const IN: u64 = 0x67;
@@ -360,10 +346,18 @@ mod matrix {
         })
     }
 
-    fn call(gpu: &str, vm_flags: u32, kind: &str) -> u64 {
-        std::fs::write(CALL, format!("{vm_flags:#x} {kind} {IN:#x} {gpu}")).expect("harness call");
-        let out = std::fs::read_to_string(CALL).expect("harness read");
-        u64::from_str_radix(out.trim().trim_start_matches("0x"), 16).expect("harness output")
+    /// The real function's result for every request x BO kind on one GPU, in that order: one
+    /// harness batch.
+    fn row(gpu: &str) -> Vec<u64> {
+        let calls: Vec<String> = VmMtype::ALL
+            .iter()
+            .flat_map(|req| {
+                KINDS.iter().map(move |(kind, _)| {
+                    format!("{:#x} {kind} {IN:#x} {gpu}", req.to_vm_flags() | 0x6)
+                })
+            })
+            .collect();
+        crate::harness::batch(&calls).expect("harness batch")
     }
 
     pub fn run(fd: RawFd) -> u32 {
@@ -402,10 +396,11 @@ mod matrix {
                         let a = PolicyArg::from_policy(&p);
                         raw(fd, IOC_SET_POLICY, &a as *const _ as usize).expect("SET_POLICY");
                         for (gpu, device) in gpus {
+                            let mut results = row(gpu).into_iter();
                             for req in VmMtype::ALL {
                                 for (kind, class) in &KINDS {
                                     let vm_flags = req.to_vm_flags() | 0x6;
-                                    let got = call(gpu, vm_flags, kind);
+                                    let got = results.next().expect("one result per call");
                                     let base =
                                         *natural.entry((gpu, vm_flags, *kind)).or_insert(got);
                                     let bo = match (class, with_layout) {

@@ -51,7 +51,7 @@ theirs=$(echo "$log" | grep -n 'amdgpu' | grep -v rdna1_mtype | head -n1 | cut -
 [ -n "$ours" ] || fail "no 'armed' line after modprobe amdgpu: $log"
 [ -z "$theirs" ] || [ "$ours" -lt "$theirs" ] || fail "armed (line $ours) after amdgpu init (line $theirs)"
 insmod /opt/rdna1/rdna1_mtype_harness.ko
-eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO, policy from modprobe.d"
+eq "$(mcall "$REQ_CC" plain "$IN")" NC "memory BO, policy from modprobe.d"
 # rdna1-mtype.service: its ExecStart, as installed.
 if [ -n "$unit" ]; then
 	cmd=$(sed -n 's/^ExecStart=//p' "$unit")

@@ -12,5 +12,5 @@ insmod "$ko" mode=enforce
 eq "$(cat /sys/module/rdna1_mtype/version)" "$(cat /opt/rdna1/version)" "version of the DKMS module"
 eq "$(armed)" Y armed
 eq "$(cat $PARAMS/bo_layout_source)" builtin "layout source"
-eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO through the DKMS module"
+eq "$(mcall "$REQ_CC" plain "$IN")" NC "memory BO through the DKMS module"
 rmmod rdna1_mtype

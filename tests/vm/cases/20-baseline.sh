@@ -4,8 +4,11 @@ mtype_down
 harness_up
 baseline >/dev/null
 check() { # REQ BO WANT
-	got=$(grep "^$1 $2 " /tmp/baseline | cut -d' ' -f3)
-	eq "$(mtype_name "$got")" "$3" "baseline $1/$2"
+	M=""
+	while read -r r b f; do
+		[ "$r $b" != "$1 $2" ] || mname "$f"
+	done </tmp/baseline
+	eq "$M" "$3" "baseline $1/$2"
 }
 check CC none CC
 check WC none WC
@@ -18,5 +21,5 @@ check DEFAULT ext_coherent UC
 check DEFAULT uncached UC
 check DEFAULT sg_coherent UC
 # EXECUTABLE follows the request: bit 4 cleared for our non-executable requests.
-out=$(call "$(req NC)" none 0x77)
+out=$(call "$REQ_NC" none 0x77)
 eq "$out" 0x0000000000000067 "EXECUTABLE cleared"

@@ -8,11 +8,11 @@ eq "$(cat $PARAMS/scope)" rdna1 "default scope"
 expect() {
 	echo "$1" >$PARAMS/scope
 	eq "$(cat $PARAMS/scope)" "$1" "scope read back"
-	i=0
+	scope=$1
+	set -- $2
 	for gpu in rdna1 rdna1b rdna2 other unknown; do
-		i=$((i + 1))
-		want=$(echo "$2" | cut -d' ' -f$i)
-		eq "$(mtype_name "$(call "$(req CC)" none "$IN" $gpu)")" "$want" "scope $1, $gpu"
+		eq "$(mcall "$REQ_CC" none "$IN" $gpu)" "$1" "scope $scope, $gpu"
+		shift
 	done
 }
 expect rdna1 "NC NC CC CC CC"
@@ -24,5 +24,5 @@ expect 0000:05:00.0 "CC CC CC CC CC"
 rmmod rdna1_mtype
 # Scope given at load.
 modprobe rdna1_mtype mode=enforce scope=gfx10
-eq "$(mtype_name "$(call "$(req CC)" none "$IN" rdna2)")" NC "scope=gfx10 at load"
+eq "$(mcall "$REQ_CC" none "$IN" rdna2)" NC "scope=gfx10 at load"
 rmmod rdna1_mtype

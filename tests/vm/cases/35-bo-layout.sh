@@ -28,23 +28,23 @@ layout_set
 eq "$(cat $PARAMS/bo_layout)" "$good" "layout read back"
 eq "$(cat $PARAMS/bo_layout_source)" set "source after a write"
 eq "$(cat $PARAMS/bo_layout_status)" ok status
-eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO with layout"
+eq "$(mcall "$REQ_CC" plain "$IN")" NC "memory BO with layout"
 # A BO no amdgpu BO can be (what a wrong layout reads) disables classification.
-eq "$(mtype_name "$(call "$(req CC)" corrupt "$IN")")" CC "corrupt BO"
+eq "$(mcall "$REQ_CC" corrupt "$IN")" CC "corrupt BO"
 eq "$(cat $PARAMS/bo_layout_status)" invalid "status after a corrupt BO"
 dmesg | grep -q 'rdna1_mtype: amdgpu_bo layout failed validation' || fail "no dmesg line"
-eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" CC "memory BO after the layout failed"
-eq "$(mtype_name "$(call "$(req CC)" none "$IN")")" NC "no BO: still enforced"
+eq "$(mcall "$REQ_CC" plain "$IN")" CC "memory BO after the layout failed"
+eq "$(mcall "$REQ_CC" none "$IN")" NC "no BO: still enforced"
 # Setting a layout again re-enables it; none clears it.
 layout_set
 eq "$(cat $PARAMS/bo_layout_status)" ok "status after setting again"
-eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO again"
+eq "$(mcall "$REQ_CC" plain "$IN")" NC "memory BO again"
 echo none >$PARAMS/bo_layout
 eq "$(cat $PARAMS/bo_layout_status)" unset "status after none"
-eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" CC "memory BO without layout"
+eq "$(mcall "$REQ_CC" plain "$IN")" CC "memory BO without layout"
 # builtin brings the module's own layout back.
 echo builtin >$PARAMS/bo_layout
 eq "$(cat $PARAMS/bo_layout)" "$good" "layout after builtin"
 eq "$(cat $PARAMS/bo_layout_source)" builtin "source after builtin"
-eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO with the built-in layout"
+eq "$(mcall "$REQ_CC" plain "$IN")" NC "memory BO with the built-in layout"
 rmmod rdna1_mtype

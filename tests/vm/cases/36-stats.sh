@@ -3,25 +3,25 @@ mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce bo_layout=none
 [ -z "$(cat $PARAMS/stats)" ] || fail "stats not empty after load: $(cat $PARAMS/stats)"
-call "$(req CC)" plain "$IN" >/dev/null                 # layout_unknown
+call "$REQ_CC" plain "$IN" >/dev/null                 # layout_unknown
 layout_set
-call "$(req CC)" none "$IN" >/dev/null                  # rewritten_cc
-call "$(req CC)" plain "$IN" >/dev/null                 # rewritten_cc
-call "$(req WC)" none "$IN" >/dev/null                  # rewritten_wc
-call "$(req UC)" none "$IN" >/dev/null                  # rewritten_uc
-call "$(req DEFAULT)" coherent "$IN" >/dev/null         # rewritten_uc
-call "$(req DEFAULT)" none "$IN" >/dev/null             # already_nc
-call "$(req DEFAULT)" sg_coherent "$IN" >/dev/null      # never_class
-call "$(req CC)" doorbell "$IN" >/dev/null              # never_class
-call "$(req DEFAULT)" uncached "$IN" >/dev/null         # class_not_enabled
-call "$(printf '0x%x' $(($(req CC) | 0x10)))" none "$IN" >/dev/null   # not_a_valid_page
-call "$(req CC)" none 0x66 >/dev/null                   # not_a_valid_page
-call "$(req CC)" none "$IN" rdna2 >/dev/null            # rdna2: out_of_scope
-call "$(req CC)" none "$IN" unknown >/dev/null          # unknown-device: device_unknown
+call "$REQ_CC" none "$IN" >/dev/null                  # rewritten_cc
+call "$REQ_CC" plain "$IN" >/dev/null                 # rewritten_cc
+call "$REQ_WC" none "$IN" >/dev/null                  # rewritten_wc
+call "$REQ_UC" none "$IN" >/dev/null                  # rewritten_uc
+call "$REQ_DEFAULT" coherent "$IN" >/dev/null         # rewritten_uc
+call "$REQ_DEFAULT" none "$IN" >/dev/null             # already_nc
+call "$REQ_DEFAULT" sg_coherent "$IN" >/dev/null      # never_class
+call "$REQ_CC" doorbell "$IN" >/dev/null              # never_class
+call "$REQ_DEFAULT" uncached "$IN" >/dev/null         # class_not_enabled
+call "$(printf '0x%x' $(($REQ_CC | 0x10)))" none "$IN" >/dev/null   # not_a_valid_page
+call "$REQ_CC" none 0x66 >/dev/null                   # not_a_valid_page
+call "$REQ_CC" none "$IN" rdna2 >/dev/null            # rdna2: out_of_scope
+call "$REQ_CC" none "$IN" unknown >/dev/null          # unknown-device: device_unknown
 echo audit >$PARAMS/mode
-call "$(req CC)" none "$IN" >/dev/null                  # would_rewrite_cc
+call "$REQ_CC" none "$IN" >/dev/null                  # would_rewrite_cc
 echo off >$PARAMS/mode
-call "$(req WC)" none "$IN" >/dev/null                  # mode_off
+call "$REQ_WC" none "$IN" >/dev/null                  # mode_off
 D=0000:03:00.0
 eq "$(stat $D calls)" 14 "calls"
 eq "$(stat $D skip_layout_unknown)" 1 skip_layout_unknown

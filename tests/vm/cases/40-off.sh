@@ -7,7 +7,7 @@ eq "$(cat $PARAMS/mode)" off mode
 table >/tmp/off
 cmp /tmp/baseline /tmp/off || fail "mode=off at load differs from no module"
 echo enforce >$PARAMS/mode
-eq "$(mtype_name "$(call "$(req CC)" none "$IN")")" NC "after switch to enforce"
+eq "$(mcall "$REQ_CC" none "$IN")" NC "after switch to enforce"
 echo off >$PARAMS/mode
 table >/tmp/off2
 cmp /tmp/baseline /tmp/off2 || fail "mode switched to off differs from no module"

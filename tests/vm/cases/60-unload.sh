@@ -3,7 +3,7 @@ mtype_down
 harness_up
 baseline >/dev/null
 modprobe rdna1_mtype mode=enforce
-eq "$(mtype_name "$(call "$(req CC)" none "$IN")")" NC "loaded"
+eq "$(mcall "$REQ_CC" none "$IN")" NC "loaded"
 rmmod rdna1_mtype
 [ ! -d /sys/module/rdna1_mtype ] || fail "sysfs dir left"
 table >/tmp/after-rmmod

@@ -9,5 +9,5 @@ eq "$(armed)" N "armed after amdgpu unload"
 modprobe amdgpu
 eq "$(armed)" Y "armed after amdgpu reload"
 insmod /opt/rdna1/rdna1_mtype_harness.ko
-eq "$(mtype_name "$(call "$(req WC)" none "$IN")")" NC "WC after reload"
+eq "$(mcall "$REQ_WC" none "$IN")" NC "WC after reload"
 rmmod rdna1_mtype

@@ -8,7 +8,9 @@ grep -q '^nobody:' /etc/passwd 2>/dev/null || echo 'nobody:x:65534:65534:nobody:
 grep -q '^nogroup:' /etc/group 2>/dev/null || echo 'nogroup:x:65534:' >>/etc/group
 # The initramfs root is 0700 (root's): nobody could not even start a shell, so open it up
 # while these checks run, and put it back at the end.
-rootmode=$(stat -c %a /)
+# (command: lib.sh has a stat helper of its own)
+rootmode=$(command stat -c %a /)
+[ ${#rootmode} -eq 3 ] || fail "mode of /: '$rootmode'"
 chmod 755 /
 as_nobody() { su -s /bin/sh -c "$*" nobody; }
 rc() { set +e; "$@" >/tmp/rc.out 2>&1; echo $?; set -e; }
@@ -67,8 +69,8 @@ eq "$(cat $PARAMS/bo_layout)" "$(cat /sys/kernel/debug/rdna1_mtype_harness/layou
 exits 4 as_nobody rdna1ctl apply --config /etc/rdna1-mtype/config.toml
 
 # events: the decisions the calls above cause, as text and JSON.
-call "$(req CC)" plain "$IN" >/dev/null
-call "$(req UC)" doorbell "$IN" >/dev/null
+call "$REQ_CC" plain "$IN" >/dev/null
+call "$REQ_UC" doorbell "$IN" >/dev/null
 rdna1ctl events >/tmp/out
 grep -q 'CC .*NC .*memory .*rewrite' /tmp/out || fail "events text: $(cat /tmp/out)"
 rdna1ctl --json events >/tmp/out

@@ -12,9 +12,9 @@ truth=$(cat /sys/kernel/debug/rdna1_mtype_harness/layout)
 echo "amdgpu_bo layout (harness offsetof): $truth"
 rdna1ctl layout | grep -q "^amdgpu_bo layout from BTF: $truth$" || fail "BTF layout: $(rdna1ctl layout) vs $truth"
 modprobe rdna1_mtype mode=enforce
-eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" CC "memory BO before --apply"
+eq "$(mcall "$REQ_CC" plain "$IN")" CC "memory BO before --apply"
 rdna1ctl layout --apply | grep -q '^applied; module now reads: .* (ok)$' || fail "apply: $(rdna1ctl layout --apply)"
 eq "$(cat $PARAMS/bo_layout)" "$truth" "module layout"
-eq "$(mtype_name "$(call "$(req CC)" plain "$IN")")" NC "memory BO after --apply"
-eq "$(mtype_name "$(call "$(req DEFAULT)" sg_coherent "$IN")")" UC "doorbell-like BO after --apply"
+eq "$(mcall "$REQ_CC" plain "$IN")" NC "memory BO after --apply"
+eq "$(mcall "$REQ_DEFAULT" sg_coherent "$IN")" UC "doorbell-like BO after --apply"
 rmmod rdna1_mtype

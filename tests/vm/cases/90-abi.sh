@@ -6,7 +6,7 @@ harness_up
 modprobe rdna1_mtype mode=enforce
 [ -c /dev/rdna1_mtype ] || fail "no /dev/rdna1_mtype"
 eq "$(ls -ln /dev/rdna1_mtype | awk '{print $1, $3, $4}')" "crw------- 0 0" "device node mode"
-call "$(req CC)" none "$IN" >/dev/null   # at least one event exists
+call "$REQ_CC" none "$IN" >/dev/null   # at least one event exists
 rdna1-abi-probe errors
 rdna1-abi-probe fuzz 10000 7 | tail -n 1
 rdna1-abi-probe fuzz 10000 8 | tail -n 1

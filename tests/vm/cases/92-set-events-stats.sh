@@ -11,10 +11,10 @@ if rdna1ctl set --mode turbo 2>/tmp/err; then fail "set --mode turbo accepted"; 
 grep -q 'not a mode' /tmp/err || fail "error text: $(cat /tmp/err)"
 if rdna1ctl set 2>/dev/null; then fail "set with nothing accepted"; fi
 layout_set
-call "$(req CC)" none "$IN" >/dev/null
-call "$(req DEFAULT)" uncached "$IN" >/dev/null
-call "$(req CC)" sg_coherent "$IN" rdna2 >/dev/null
-call "$(req DEFAULT)" none "$IN" >/dev/null     # already NC: counted, not logged
+call "$REQ_CC" none "$IN" >/dev/null
+call "$REQ_DEFAULT" uncached "$IN" >/dev/null
+call "$REQ_CC" sg_coherent "$IN" rdna2 >/dev/null
+call "$REQ_DEFAULT" none "$IN" >/dev/null     # already NC: counted, not logged
 ev=$(rdna1ctl events)
 echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +CC +CC +NC +none +rewrite$" >/dev/null || fail "CC event: $ev"
 echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +DEFAULT +UC +NC +uncached +rewrite$" >/dev/null || fail "uncached event: $ev"
@@ -25,12 +25,11 @@ st=$(rdna1ctl status)
 echo "$st" | grep -q 'stats:   0000:03:00.0 \[1002:731f\]: 3 calls, rewritten WC 0 CC 1 UC 1' || fail "status stats: $st"
 # Out of scope: counted, never logged (the overrun figures below would be off by one).
 echo rdna1 >$PARAMS/scope
-call "$(req CC)" none "$IN" rdna2 >/dev/null
+call "$REQ_CC" none "$IN" rdna2 >/dev/null
 eq "$(stat 0000:04:00.0 skip_out_of_scope)" 1 "out-of-scope call counted"
 # Overrun: 1100 more logged decisions than the 1024-entry ring holds.
 echo audit >$PARAMS/mode
-i=0
-while [ $i -lt 1100 ]; do echo "$(req CC) none $IN" >"$HARNESS"; i=$((i + 1)); done
+rdna1-abi-probe calls 1100 "$REQ_CC" none "$IN" || fail "1100 calls"
 ev=$(rdna1ctl events)
 echo "$ev" | grep -q '^-- 79 events lost' || fail "lost line: $(echo "$ev" | head -n 3)"
 echo "$ev" | tail -n 1 | grep -q '^1103 events logged since load; 79 lost$' || fail "overrun summary: $(echo "$ev" | tail -n 1)"

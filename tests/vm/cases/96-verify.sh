@@ -16,8 +16,8 @@ rdna1ctl set --mode enforce --scope rdna1 >/dev/null
 layout_set
 # This shell maps on the RDNA1 fake (logged: rewrite); an RDNA2 call (out of scope: counted,
 # not logged) puts a second device in the stats, so $$ can only be attributed by the log.
-call "$(req CC)" none "$IN" >/dev/null
-call "$(req CC)" none "$IN" rdna2 >/dev/null
+call "$REQ_CC" none "$IN" >/dev/null
+call "$REQ_CC" none "$IN" rdna2 >/dev/null
 mkdir "$T/instances/rdna1ctl-verify-999999" # a crashed run's instance (no such pid)
 UC=$(((3 << 48) | 0x67))
 
@@ -67,7 +67,7 @@ has '"result":"violations"'
 # 3. The module keeps a doorbell-like BO UC for this shell meanwhile: the UC update is
 # explained, exit 0 (text output).
 verify_bg verify --duration 4
-call "$(req UC)" sg_coherent "$IN" >/dev/null
+call "$REQ_UC" sg_coherent "$IN" >/dev/null
 inject "start=600 end=601 flags=$UC nptes=1 incr=4096 pid=$$ vm_ctx=9"
 verify_end 0
 has "1 kept: never_class"
@@ -98,7 +98,9 @@ grep -q '"pid":1,' /tmp/v.out && fail "pid 1 counted despite --pid: $(cat /tmp/v
 # 6. Not root: exit 4, and nothing left behind. (The initramfs root is 0700: open it for
 # nobody for this step.)
 grep -q '^nobody:' /etc/passwd 2>/dev/null || echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>/etc/passwd
-rootmode=$(stat -c %a /)
+# (command: lib.sh has a stat helper of its own)
+rootmode=$(command stat -c %a /)
+[ ${#rootmode} -eq 3 ] || fail "mode of /: '$rootmode'"
 chmod 755 /
 rc=0
 su -s /bin/sh nobody -c "rdna1ctl verify --duration 1" >/tmp/v.out 2>&1 || rc=$?

@@ -11,7 +11,7 @@ harness_up
 modprobe rdna1_mtype mode=audit
 cat >/tmp/workload.sh <<'WL'
 . /opt/rdna1/guest/lib.sh
-call "$(req CC)" plain "$IN" >/dev/null
+call "$REQ_CC" plain "$IN" >/dev/null
 inst=$(ls -d /sys/kernel/tracing/instances/rdna1ctl-verify-* | head -n1)
 echo "start=64 end=65 flags=$(((3 << 48) | 0x67)) nptes=1 incr=4096 pid=$$ vm_ctx=9" \
 	>"$inst/events/amdgpu/amdgpu_vm_update_ptes/inject"

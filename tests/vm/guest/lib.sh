@@ -10,6 +10,9 @@ BOS="none plain vram userptr coherent ext_coherent uncached sg_coherent doorbell
 
 fail() { echo "assertion failed: $*" >&2; exit 1; }
 # vm_flags for AMDGPU_VM_MTYPE_<name> (amdgpu_drm.h: bits 5..8), plus READABLE|WRITEABLE.
+# As variables: under TCG + KASAN + lockdep each fork for a "$(...)" costs a noticeable
+# fraction of a second, so the helpers below fork nothing themselves.
+REQ_DEFAULT=0x6 REQ_NC=0x26 REQ_WC=0x46 REQ_CC=0x66 REQ_UC=0x86 REQ_RW=0xa6
 req() {
 	case $1 in
 	DEFAULT) n=0 ;; NC) n=1 ;; WC) n=2 ;; CC) n=3 ;; UC) n=4 ;; RW) n=5 ;;
@@ -27,15 +30,28 @@ call() {
 	read -r _out <"$HARNESS"
 	echo "$_out"
 }
-# stat DEVICE_PREFIX FIELD: one counter of the module's stats line for a device.
+# stat DEVICE_PREFIX FIELD: one counter of the module's stats line for a device (0 if none).
 stat() {
-	line=$(grep "^$1 " "$PARAMS/stats") || { echo 0; return; }
-	v=$(echo "$line" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2)
-	[ -n "$v" ] || fail "no field $2 in stats: $line"
-	echo "$v"
+	_v=""
+	while read -r _dev _rest; do
+		[ "$_dev" = "$1" ] || continue
+		for _kv in $_rest; do
+			case $_kv in "$2="*) _v=${_kv#*=} ;; esac
+		done
+		[ -n "$_v" ] || fail "no field $2 in stats: $_dev $_rest"
+	done <"$PARAMS/stats"
+	echo "${_v:-0}"
 }
 mtype() { echo $((($1 >> 48) & 7)); }
-mtype_name() { case $(mtype "$1") in 0) echo NC ;; 1) echo WC ;; 2) echo CC ;; 3) echo UC ;; *) echo RSVD ;; esac; }
+# mname FLAGS: sets M to the MTYPE name (no output, no fork).
+mname() { case $((($1 >> 48) & 7)) in 0) M=NC ;; 1) M=WC ;; 2) M=CC ;; 3) M=UC ;; *) M=RSVD ;; esac; }
+mtype_name() { case $((($1 >> 48) & 7)) in 0) echo NC ;; 1) echo WC ;; 2) echo CC ;; 3) echo UC ;; *) echo RSVD ;; esac; }
+# mcall VM_FLAGS BO PTE_FLAGS [GPU]: as call, but prints the MTYPE name of the result.
+mcall() {
+	echo "$1 $2 $3 ${4:-rdna1}" >"$HARNESS" || fail "harness write '$*'"
+	read -r _out <"$HARNESS"
+	mtype_name "$_out"
+}
 eq() { [ "$1" = "$2" ] || fail "${3:-value}: got '$1', want '$2'"; }
 # Bits other than MTYPE must be identical.
 same_but_mtype() { [ $((($1 ^ $2) & ~MTYPE_MASK)) -eq 0 ] || fail "$3: non-MTYPE bits differ: $1 vs $2"; }
