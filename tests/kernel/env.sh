@@ -36,7 +36,7 @@ export PATH=$TOOLS_DIR/bin:$PATH
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# Kernel build dir for a flavour: keyed by source version, config fragments and toolchain,
+# Kernel build dir for a flavour: keyed by source version, config settings and toolchain,
 # so a change to any of them builds a new tree and an unchanged one rebuilds nothing.
 kbuild_dir() {
 	local flavour=$1 here key
@@ -44,8 +44,9 @@ kbuild_dir() {
 	key=$({
 		echo "$KERNEL_PKG_VERSION $RUST_TOOLCHAIN $BINDGEN_VERSION $LLVM_VERSION ${KMAKE_LLVM[*]}"
 		"clang-$LLVM_VERSION" --version | head -n1
-		cat "$here/config/base.config"
-		[ "$flavour" = base ] || cat "$here/config/$flavour.config"
+		# Only the settings: a comment edit must not cost a cold kernel build.
+		grep -hE '^(CONFIG_|# CONFIG_)' "$here/config/base.config"
+		[ "$flavour" = base ] || grep -hE '^(CONFIG_|# CONFIG_)' "$here/config/$flavour.config"
 	} | sha256sum | cut -c1-16)
 	echo "$RDNA1_CACHE/kbuild/$flavour-$key"
 }

@@ -10,8 +10,8 @@ harness_up
 modprobe rdna1_mtype
 T=/sys/kernel/tracing
 E=events/amdgpu/amdgpu_vm_update_ptes
-[ -e "$T/$E/format" ] || { echo "no amdgpu_vm_update_ptes tracepoint"; exit 77; }
-[ -e "$T/$E/inject" ] || { echo "kernel without CONFIG_TRACE_EVENT_INJECT"; exit 77; }
+[ -e "$T/$E/format" ] || { echo "no amdgpu_vm_update_ptes tracepoint"; exit 4; }
+[ -e "$T/$E/inject" ] || { echo "kernel without CONFIG_TRACE_EVENT_INJECT"; exit 4; }
 rdna1ctl set --mode enforce --scope rdna1 >/dev/null
 layout_set
 # This shell maps on the RDNA1 fake (logged: rewrite); an RDNA2 call (out of scope: counted,

@@ -5,7 +5,7 @@
 # enforce: the UC update is a violation), write one report, and put the mode back.
 T=/sys/kernel/tracing
 E=events/amdgpu/amdgpu_vm_update_ptes
-[ -e "$T/$E/inject" ] || { echo "kernel without CONFIG_TRACE_EVENT_INJECT"; exit 77; }
+[ -e "$T/$E/inject" ] || { echo "kernel without CONFIG_TRACE_EVENT_INJECT"; exit 4; }
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=audit
