@@ -17,15 +17,12 @@ use std::time::{Duration, Instant};
 use nix::kmod::{delete_module, DeleteModuleFlags};
 use nix::sched::{sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
+use rdna1_mtype_shared::pte::{mtype_of, Mtype, MTYPE_NV10_MASK};
 
 const CALL: &str = "/sys/kernel/debug/rdna1_mtype_harness/call";
 const PARAMS: &str = "/sys/module/rdna1_mtype/parameters";
 /// A CC request (AMDGPU_VM_MTYPE_CC << 5 | READABLE | WRITEABLE) without a BO, on the RDNA1.
 const CALL_CC: &str = "0x66 none 0x67 rdna1";
-const MTYPE_SHIFT: u32 = 48;
-const MTYPE_MASK: u64 = 7 << MTYPE_SHIFT;
-const NC: u64 = 0;
-const CC: u64 = 2;
 
 fn pin(cpu: usize) -> Result<(), String> {
     let mut set = CpuSet::new();
@@ -72,9 +69,9 @@ fn race(rounds: u32) -> Result<(), String> {
             let mut other_bits = None;
             while !stop.load(Ordering::Relaxed) {
                 let got = call()?;
-                let m = (got & MTYPE_MASK) >> MTYPE_SHIFT;
-                let rest = got & !MTYPE_MASK;
-                let whole = (m == NC || m == CC) && *other_bits.get_or_insert(rest) == rest;
+                let rest = got & !MTYPE_NV10_MASK;
+                let whole = matches!(mtype_of(got), Mtype::Nc | Mtype::Cc)
+                    && *other_bits.get_or_insert(rest) == rest;
                 if !whole && seen.bad.fetch_add(1, Ordering::Relaxed) == 0 {
                     seen.first_bad.store(got, Ordering::Relaxed);
                 }
@@ -112,7 +109,7 @@ fn race(rounds: u32) -> Result<(), String> {
     caller
         .join()
         .map_err(|_| "caller thread panicked".to_string())??;
-    let after = (call()? & MTYPE_MASK) >> MTYPE_SHIFT;
+    let after = mtype_of(call()?);
     let bad = seen.bad.load(Ordering::Relaxed);
     println!(
         "race: {rounds} rounds of 4 policy writes and an unload; caller: {} calls ({during_flips} during the flips, {across_unload} from the unload on), {bad} not whole",
@@ -129,9 +126,10 @@ fn race(rounds: u32) -> Result<(), String> {
             "the caller did not run during the flips and across the unload: nothing shown".into(),
         );
     }
-    if after != CC {
+    if after != Mtype::Cc {
         return Err(format!(
-            "after the unload a CC request gave MTYPE {after}, want CC (2)"
+            "after the unload a CC request gave {}, want CC",
+            after.name()
         ));
     }
     Ok(())

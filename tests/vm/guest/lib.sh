@@ -13,13 +13,6 @@ fail() { echo "assertion failed: $*" >&2; exit 1; }
 # As variables: under TCG + KASAN + lockdep each fork for a "$(...)" costs a noticeable
 # fraction of a second, so the helpers below fork nothing themselves.
 REQ_DEFAULT=0x6 REQ_NC=0x26 REQ_WC=0x46 REQ_CC=0x66 REQ_UC=0x86 REQ_RW=0xa6
-req() {
-	case $1 in
-	DEFAULT) n=0 ;; NC) n=1 ;; WC) n=2 ;; CC) n=3 ;; UC) n=4 ;; RW) n=5 ;;
-	*) fail "unknown request $1" ;;
-	esac
-	printf '0x%x\n' $(((n << 5) | 0x6))
-}
 # call VM_FLAGS BO PTE_FLAGS [GPU]: runs the real gmc_v10_0_get_vm_pte for fake GPU
 # (rdna1 = 1002:731f at 0000:03:00.0 by default; rdna1b = 1002:7340 at 0001:0a:00.0;
 # rdna2 = 1002:73bf at 0000:04:00.0; other = 10de:2204 at 0000:05:00.0; unknown = no device),
@@ -42,7 +35,6 @@ stat() {
 	done <"$PARAMS/stats"
 	echo "${_v:-0}"
 }
-mtype() { echo $((($1 >> 48) & 7)); }
 # mname FLAGS: sets M to the MTYPE name (no output, no fork).
 mname() { case $((($1 >> 48) & 7)) in 0) M=NC ;; 1) M=WC ;; 2) M=CC ;; 3) M=UC ;; *) M=RSVD ;; esac; }
 mtype_name() { case $((($1 >> 48) & 7)) in 0) echo NC ;; 1) echo WC ;; 2) echo CC ;; 3) echo UC ;; *) echo RSVD ;; esac; }
