@@ -16,6 +16,14 @@ case $rel in
 7.2 | 7.2.* | 7.2-* | 7.3 | 7.3.* | 7.3-*) ;;
 *) die "Linux $rel is outside the supported range 7.2 to 7.3 (gmc_v10_0_get_vm_pte's arguments are only verified there; docs/DESIGN.md, \"Kernel range\")" ;;
 esac
+# The hook's contract, read from this kernel's own amdgpu BTF (docs/KERNELS.md); rdna1ctl
+# is installed with the module (make install, the Debian package).
+ctl=${RDNA1CTL:-$(command -v rdna1ctl || true)}
+if [ -n "$ctl" ]; then
+	"$ctl" check-kernel "$rel" >&2 || die "Linux $rel cannot be hooked (rdna1ctl check-kernel $rel, above)"
+else
+	echo "rdna1-mtype: rdna1ctl not installed: the hook's contract is not checked before the build" >&2
+fi
 cfg=$kdir/.config
 [ -r "$cfg" ] || cfg=$kdir/include/config/auto.conf
 [ -r "$cfg" ] || die "no kernel config in $kdir (.config or include/config/auto.conf): install the headers of $rel"

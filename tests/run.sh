@@ -83,6 +83,7 @@ stage checkpatch "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --igno
 	tests/bench/rdna1_mtype_bench.c tests/common/resolve_symbol.h
 rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
 stage field-kit-fixtures "$top/tests/hardware/test-kit.sh" "$rdna1ctl"
+stage check-kernel-debian "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel"
 stage install-tests "$top/tests/install/run.sh" "$out/install" "$kb" "$rdna1ctl"
 initramfs() {
 	RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko RDNA1_INSTALLED=$out/install/installed \

@@ -3,10 +3,11 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use btf_rs::{Btf, Type};
+use btf_rs::Btf;
 use rdna1_mtype_shared::bo::BoLayout;
 
 use crate::sysroot::SysRoot;
+use crate::target::query::struct_def;
 
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 pub const AMDGPU_BTF: &str = "/sys/kernel/btf/amdgpu";
@@ -35,118 +36,22 @@ pub fn from_files(base: &Path, split: &Path) -> Result<BoLayout> {
 }
 
 fn layout_of(btf: &Btf) -> Result<BoLayout> {
-    let mut found = Vec::new();
-    for t in btf.resolve_types_by_name("amdgpu_bo").unwrap_or_default() {
-        if let Type::Struct(s) = t {
-            found.push(s);
-        }
-    }
-    let s = match found.as_slice() {
-        [s] => s,
-        [] => bail!("no struct amdgpu_bo"),
-        _ => bail!("{} definitions of struct amdgpu_bo", found.len()),
-    };
-    let member = |name: &str| -> Result<u32> {
-        let mut hits = s
-            .members
-            .iter()
-            .filter(|m| btf.resolve_name(*m).is_ok_and(|n| n == name));
-        let m = hits
-            .next()
-            .with_context(|| format!("struct amdgpu_bo has no member {name}"))?;
-        if m.bitfield_size().is_some_and(|b| b != 0) || m.bit_offset() % 8 != 0 {
-            bail!("amdgpu_bo.{name} is a bitfield");
-        }
-        Ok(m.bit_offset() / 8)
-    };
-    let size = u32::try_from(s.size()).context("struct amdgpu_bo size")?;
+    let s = struct_def(btf, "amdgpu_bo")?;
     Ok(BoLayout {
-        size,
-        preferred_domains: member("preferred_domains")?,
-        tbo: member("tbo")?,
-        flags: member("flags")?,
+        size: s.size,
+        preferred_domains: s.offset_of("preferred_domains")?,
+        tbo: s.offset_of("tbo")?,
+        flags: s.offset_of("flags")?,
     })
 }
 
 #[cfg(test)]
 pub mod tests {
-    //! A synthetic split BTF pair, built byte by byte (BTF format: include/uapi/linux/btf.h).
+    //! A synthetic split BTF pair.
 
     use super::*;
 
-    const KIND_INT: u32 = 1;
-    const KIND_STRUCT: u32 = 4;
-
-    /// A BTF blob under construction. `str_base`/`id_base` are the base's string section
-    /// length and type count for split BTF (0/0 for a base).
-    pub struct BtfWriter {
-        types: Vec<u8>,
-        strings: Vec<u8>,
-        str_base: u32,
-        next_id: u32,
-    }
-
-    impl BtfWriter {
-        pub fn new(str_base: u32, id_base: u32) -> Self {
-            // A base starts its strings with "", a split one continues the base's.
-            let strings = if str_base == 0 { vec![0] } else { Vec::new() };
-            BtfWriter {
-                types: Vec::new(),
-                strings,
-                str_base,
-                next_id: id_base + 1,
-            }
-        }
-
-        fn str(&mut self, s: &str) -> u32 {
-            let off = self.str_base + self.strings.len() as u32;
-            self.strings.extend_from_slice(s.as_bytes());
-            self.strings.push(0);
-            off
-        }
-
-        fn words(&mut self, w: &[u32]) {
-            for x in w {
-                self.types.extend_from_slice(&x.to_le_bytes());
-            }
-        }
-
-        pub fn int(&mut self, name: &str, bytes: u32) -> u32 {
-            let n = self.str(name);
-            self.words(&[n, KIND_INT << 24, bytes, bytes * 8]);
-            self.next_id += 1;
-            self.next_id - 1
-        }
-
-        /// `members`: (name, type id, byte offset).
-        pub fn structure(&mut self, name: &str, size: u32, members: &[(&str, u32, u32)]) -> u32 {
-            let n = self.str(name);
-            self.words(&[n, KIND_STRUCT << 24 | members.len() as u32, size]);
-            for (mname, ty, off) in members {
-                let mn = self.str(mname);
-                self.words(&[mn, *ty, off * 8]);
-            }
-            self.next_id += 1;
-            self.next_id - 1
-        }
-
-        pub fn strings_len(&self) -> u32 {
-            self.strings.len() as u32
-        }
-
-        pub fn bytes(&self) -> Vec<u8> {
-            let mut out = Vec::new();
-            let (tl, sl) = (self.types.len() as u32, self.strings.len() as u32);
-            out.extend_from_slice(&0xeb9f_u16.to_le_bytes());
-            out.extend_from_slice(&[1, 0]);
-            for w in [24u32, 0, tl, tl, sl] {
-                out.extend_from_slice(&w.to_le_bytes());
-            }
-            out.extend_from_slice(&self.types);
-            out.extend_from_slice(&self.strings);
-            out
-        }
-    }
+    pub use crate::target::testbtf::BtfWriter;
 
     /// Writes base + split BTF describing `amdgpu_bo` with the given layout into `dir`.
     pub fn write_pair(
@@ -201,6 +106,51 @@ pub mod tests {
         let (b, s) = write_pair(&d, LAYOUT, false);
         let e = format!("{:#}", from_files(&b, &s).unwrap_err());
         assert!(e.contains("no member flags"), "{e}");
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    /// A split BTF whose `amdgpu_bo` is defined twice (pahole does not always deduplicate:
+    /// Debian 7.3.4's amdgpu.ko has 11 identical definitions), the second at `second`.
+    fn write_twice(dir: &Path, second: BoLayout) -> (std::path::PathBuf, std::path::PathBuf) {
+        let mut base = BtfWriter::new(0, 0);
+        let u32_id = base.int("unsigned int", 4);
+        let u64_id = base.int("long long unsigned int", 8);
+        let ttm = base.structure("ttm_buffer_object", 400, &[("priority", u32_id, 0)]);
+        let mut split = BtfWriter::new(base.strings_len(), 3);
+        for l in [LAYOUT, second] {
+            split.structure(
+                "amdgpu_bo",
+                l.size,
+                &[
+                    ("preferred_domains", u32_id, l.preferred_domains),
+                    ("tbo", ttm, l.tbo),
+                    ("flags", u64_id, l.flags),
+                ],
+            );
+        }
+        let (b, s) = (dir.join("vmlinux"), dir.join("amdgpu"));
+        std::fs::write(&b, base.bytes()).unwrap();
+        std::fs::write(&s, split.bytes()).unwrap();
+        (b, s)
+    }
+
+    #[test]
+    fn identical_duplicate_definitions_are_one_layout() {
+        let d = tmp("dup");
+        let (b, s) = write_twice(&d, LAYOUT);
+        assert_eq!(from_files(&b, &s).unwrap(), LAYOUT);
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn disagreeing_definitions_are_refused_naming_the_member() {
+        let d = tmp("dupdiff");
+        let (b, s) = write_twice(&d, BoLayout { tbo: 64, ..LAYOUT });
+        let e = format!("{:#}", from_files(&b, &s).unwrap_err());
+        assert!(
+            e.contains("tbo") && e.contains("56") && e.contains("64"),
+            "{e}"
+        );
         std::fs::remove_dir_all(d).unwrap();
     }
 

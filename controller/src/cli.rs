@@ -145,6 +145,22 @@ pub enum Command {
     ///
     /// Example: `rdna1ctl doctor`
     Doctor,
+    /// Check whether a kernel can be hooked, from that kernel's own amdgpu BTF: the prototype
+    /// of gmc_v10_0_get_vm_pte (Linux 6.18 and later) and every amdgpu member the module
+    /// reads. Prints the offsets found, or each difference. Exits 0 if hookable, 3 if not.
+    ///
+    /// For the running kernel it reads /sys/kernel/btf (the loaded amdgpu, if any); for
+    /// another, the files as installed: the amdgpu.ko modprobe would load (updates/ and
+    /// extra/ first) and the base BTF in /boot/vmlinuz-KVER or /usr/lib/modules/KVER/vmlinuz.
+    /// Run it before rebooting into a new kernel.
+    ///
+    /// Examples: `rdna1ctl check-kernel`, `rdna1ctl check-kernel 7.3.4+deb13-amd64`,
+    /// `rdna1ctl --root /mnt check-kernel 7.0.0-15-generic --json`
+    CheckKernel {
+        /// Kernel release (as `uname -r` prints it); default: the running kernel.
+        #[arg(value_name = "KVER")]
+        kver: Option<String>,
+    },
     /// Print a shell completion script.
     ///
     /// Example: `rdna1ctl completions bash > /etc/bash_completion.d/rdna1ctl`

@@ -2,6 +2,7 @@
 
 mod apply_cmd;
 mod bo_layout;
+mod check_kernel_cmd;
 mod cli;
 mod device;
 mod doctor;
@@ -14,6 +15,7 @@ mod output;
 mod set_cmd;
 mod status;
 mod sysroot;
+mod target;
 mod verify;
 
 use std::io::Write;
@@ -65,6 +67,7 @@ fn dispatch(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
         Command::Events { follow } => events_cmd::run(ctx, follow, out).map(|()| Code::Ok),
         Command::Verify(args) => verify::run(ctx, &args, out),
         Command::Doctor => doctor::run(ctx, out),
+        Command::CheckKernel { kver } => check_kernel_cmd::run(ctx, kver.as_deref(), out),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rdna1ctl", out);
             Ok(Code::Ok)

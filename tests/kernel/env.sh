@@ -14,6 +14,12 @@ BINDGEN_VERSION=0.72.1
 # bookworm-backports (built against bookworm's libc) is unpacked privately.
 UDEV_VERSION=254.26-1~bpo12+1
 LLVM_VERSION=19
+# Debian's real kernels that check-kernel is tested on (tests/kernel/check-kernel-debian.sh):
+# one hookable, one with the pre-6.18 signature.
+DEBIAN_KVER=7.2.13+deb14-amd64
+DEBIAN_KVER_VERSION=7.2.13-1
+DEBIAN_OLD_KVER=6.12.117+deb13-amd64
+DEBIAN_OLD_KVER_VERSION=6.12.117-1
 # The test kernel and every module built against it use LLVM (clang, lld): Rust + KASAN needs a
 # clang-built kernel (init/Kconfig: RUST depends on !KASAN || CC_IS_CLANG).
 KMAKE_LLVM=(LLVM="-$LLVM_VERSION" CC="ccache clang-$LLVM_VERSION")

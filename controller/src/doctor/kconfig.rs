@@ -81,6 +81,9 @@ const HOOK_OPTIONS: &[&str] = &[
 
 pub fn checks(input: &Input) -> Vec<Check> {
     let mut out = vec![release_check(input)];
+    if let Some(c) = contract_check(input) {
+        out.push(c);
+    }
     let Some(config) = input.facts.config() else {
         let why = match &input.facts.config {
             Err(e) => format!("kernel config unreadable: {e}"),
@@ -133,6 +136,45 @@ fn release_check(input: &Input) -> Check {
             "boot a 7.2 or 7.3 kernel",
         ),
     }
+}
+
+/// The hook's contract against the running kernel's own amdgpu BTF (`check-kernel`'s check).
+fn contract_check(input: &Input) -> Option<Check> {
+    let release = input.facts.release.as_ref().ok()?;
+    let (v, sources) = crate::target::assess(input.root, release);
+    if let (false, None) = (v.hookable(), &sources) {
+        // The files could not be read: not a verdict on the kernel.
+        return Some(Check::warn(
+            "kernel.contract",
+            format!(
+                "cannot check the hook against this kernel's amdgpu: {}",
+                v.problems.join("; ")
+            ),
+            "load amdgpu (its BTF is then in /sys/kernel/btf/amdgpu) and run `rdna1ctl check-kernel`",
+        ));
+    }
+    Some(if v.hookable() {
+        Check::ok(
+            "kernel.contract",
+            match &sources {
+                Some(s) => format!(
+                    "amdgpu's BTF ({}) matches the hook: gmc_v10_0_get_vm_pte(adev, vm, bo, \
+                     vm_flags, flags) and every member the module reads",
+                    input.show(&s.amdgpu)
+                ),
+                None => v.notes.join("; "),
+            },
+        )
+    } else {
+        Check::fail(
+            "kernel.contract",
+            format!(
+                "this kernel's amdgpu does not match the hook: {}",
+                v.problems.join("; ")
+            ),
+            "boot a kernel that `rdna1ctl check-kernel KVER` says is hookable",
+        )
+    })
 }
 
 fn config_checks(c: &KernelConfig) -> Vec<Check> {
@@ -231,6 +273,39 @@ mod tests {
 
     fn check(t: &Tree, id: &str) -> Check {
         run_check(t, &FakeHost::default(), checks, id)
+    }
+
+    fn with_btf(t: &Tree, e: crate::target::testbtf::Edit) {
+        let (base, split) = crate::target::testbtf::kernel(e);
+        t.write_bytes("sys/kernel/btf/vmlinux", &base);
+        t.write_bytes("sys/kernel/btf/amdgpu", &split);
+    }
+
+    #[test]
+    fn contract_of_the_running_amdgpu() {
+        use crate::target::testbtf::{Edit, DEBIAN};
+        let t = tree("7.2.13-amd64", GOOD);
+        with_btf(&t, DEBIAN);
+        let c = check(&t, "kernel.contract");
+        assert_eq!(c.status, Status::Ok, "{c:?}");
+        let t = tree("6.12.117-amd64", GOOD);
+        with_btf(
+            &t,
+            Edit {
+                old_signature: true,
+                ..DEBIAN
+            },
+        );
+        let c = check(&t, "kernel.contract");
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        assert!(c.message.contains("pre-6.18"), "{c:?}");
+        let t = tree("7.2.13-amd64", GOOD);
+        let c = check(&t, "kernel.contract");
+        assert_eq!(c.status, Status::Warn, "{c:?}");
+        assert!(
+            c.message.contains("kernel 7.2.13-amd64 is not installed"),
+            "{c:?}"
+        );
     }
 
     #[test]

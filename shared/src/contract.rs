@@ -1,0 +1,138 @@
+//! What the hook assumes of the kernel it hooks: the function, its prototype and every private
+//! amdgpu member the module reads. `rdna1ctl check-kernel` compares a target kernel's BTF with
+//! this and refuses any kernel that differs; the module reads arguments by these positions.
+
+/// The module that defines the hooked function.
+pub const HOOKED_MODULE: &str = "amdgpu";
+/// The hooked function (drivers/gpu/drm/amd/amdgpu/gmc_v10_0.c, static).
+pub const HOOKED_SYMBOL: &str = "gmc_v10_0_get_vm_pte";
+
+/// The type a parameter must have, after typedefs and qualifiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamType {
+    /// `struct NAME *`.
+    StructPtr(&'static str),
+    /// An unsigned integer of this many bytes (`uint32_t`).
+    Unsigned(u32),
+    /// A pointer to an unsigned integer of this many bytes (`uint64_t *`).
+    UnsignedPtr(u32),
+}
+
+/// One parameter of the hooked function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// Its name in the source (BTF keeps it).
+    pub name: &'static str,
+    /// Its type.
+    pub ty: ParamType,
+}
+
+/// `gmc_v10_0_get_vm_pte(adev, vm, bo, vm_flags, flags)`, since Linux 6.18 ("drm/amdgpu: rework
+/// how PTE flags are generated"); the function returns nothing and writes `*flags`.
+pub const PARAMS: [Param; 5] = [
+    Param {
+        name: "adev",
+        ty: ParamType::StructPtr("amdgpu_device"),
+    },
+    Param {
+        name: "vm",
+        ty: ParamType::StructPtr("amdgpu_vm"),
+    },
+    Param {
+        name: "bo",
+        ty: ParamType::StructPtr("amdgpu_bo"),
+    },
+    Param {
+        name: "vm_flags",
+        ty: ParamType::Unsigned(4),
+    },
+    Param {
+        name: "flags",
+        ty: ParamType::UnsignedPtr(8),
+    },
+];
+
+/// Argument positions the probe reads (indices into [`PARAMS`]).
+pub const ARG_ADEV: usize = 0;
+/// See [`ARG_ADEV`].
+pub const ARG_VM: usize = 1;
+/// See [`ARG_ADEV`].
+pub const ARG_BO: usize = 2;
+/// See [`ARG_ADEV`].
+pub const ARG_VM_FLAGS: usize = 3;
+/// See [`ARG_ADEV`].
+pub const ARG_FLAGS: usize = 4;
+
+/// The type of the pre-6.18 second parameter, `(adev, mapping, flags)`: named when a kernel
+/// has it, so the refusal says why.
+pub const OLD_SIGNATURE_PARAM: &str = "amdgpu_bo_va_mapping";
+
+/// A member the module reads, and where the module's C part assumes it is (`None`: anywhere;
+/// the offset is passed to the module).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// The struct.
+    pub strukt: &'static str,
+    /// The member.
+    pub member: &'static str,
+    /// The byte offset the module's code assumes, if fixed.
+    pub fixed_offset: Option<u32>,
+    /// The type the module reads it as, where a wrong one would mislead it.
+    pub ty: Option<ParamType>,
+}
+
+/// Every private member the module reads. `amdgpu_device`'s head is fixed in `kmod/hook.c`
+/// (`struct rdna1_adev_head`); the rest are read at offsets the module is given.
+pub const FIELDS: [Field; 7] = [
+    Field {
+        strukt: "amdgpu_device",
+        member: "dev",
+        fixed_offset: Some(0),
+        ty: Some(ParamType::StructPtr("device")),
+    },
+    Field {
+        strukt: "amdgpu_device",
+        member: "pdev",
+        fixed_offset: Some(8),
+        ty: Some(ParamType::StructPtr("pci_dev")),
+    },
+    Field {
+        strukt: "amdgpu_bo",
+        member: "preferred_domains",
+        fixed_offset: None,
+        ty: Some(ParamType::Unsigned(4)),
+    },
+    Field {
+        strukt: "amdgpu_bo",
+        member: "tbo",
+        fixed_offset: None,
+        ty: None,
+    },
+    Field {
+        strukt: "amdgpu_bo",
+        member: "flags",
+        fixed_offset: None,
+        ty: Some(ParamType::Unsigned(8)),
+    },
+    Field {
+        strukt: "ttm_buffer_object",
+        member: "type",
+        fixed_offset: None,
+        ty: None,
+    },
+    Field {
+        strukt: "amdgpu_vm",
+        member: "is_compute_context",
+        fixed_offset: None,
+        ty: None,
+    },
+];
+
+/// Enumerators whose values the module relies on: (enum, enumerator, value).
+pub const ENUM_VALUES: [(&str, &str, u32); 1] =
+    [("ttm_bo_type", "ttm_bo_type_sg", crate::bo::TTM_BO_TYPE_SG)];
+
+/// Releases (major, minor) whose `gmc_v10_0_get_vm_pte`, `amdgpu_device` head and
+/// `amdgpu_bo` were checked against their source (tests/kernel/check-hook-source.sh): the only
+/// kernels accepted without BTF to check.
+pub const SOURCE_VERIFIED: [(u32, u32); 2] = [(7, 2), (7, 3)];
