@@ -18,11 +18,14 @@ case $rel in
 esac
 # The hook's contract, read from this kernel's own amdgpu BTF (docs/KERNELS.md); rdna1ctl
 # is installed with the module (make install, the Debian package).
+# A kernel tree that is not installed (a build for later, a test) has no files to read.
 ctl=${RDNA1CTL:-$(command -v rdna1ctl || true)}
-if [ -n "$ctl" ]; then
+if [ -z "$ctl" ]; then
+	echo "rdna1-mtype: rdna1ctl not installed: the hook's contract is not checked before the build" >&2
+elif [ -d "/lib/modules/$rel/kernel" ] || [ -d "/usr/lib/modules/$rel/kernel" ]; then
 	"$ctl" check-kernel "$rel" >&2 || die "Linux $rel cannot be hooked (rdna1ctl check-kernel $rel, above)"
 else
-	echo "rdna1-mtype: rdna1ctl not installed: the hook's contract is not checked before the build" >&2
+	echo "rdna1-mtype: Linux $rel is not installed here: the hook's contract is not checked before the build" >&2
 fi
 cfg=$kdir/.config
 [ -r "$cfg" ] || cfg=$kdir/include/config/auto.conf
