@@ -15,11 +15,13 @@
 
 #include <linux/fprobe.h>
 #include <linux/ftrace.h>
+#include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/pci.h>
+#include <linux/sched/task_stack.h>
 #include <linux/string.h>
 #include <linux/version.h>
 #include <generated/utsrelease.h>
@@ -91,17 +93,35 @@ static void rdna1_read_device(const void *adev, struct rdna1_pte_call *call)
 	call->dev_known = 1;
 }
 
+/*
+ * The address the probe was verified on (rdna1_arm_locked): amdgpu's own
+ * gmc_v10_0_get_vm_pte. 0 while not armed.
+ */
+static unsigned long rdna1_hooked_ip;
+/* Calls the guards in rdna1_entry() refused: not the verified function, or flags off-stack. */
+static atomic_long_t rdna1_rejected = ATOMIC_LONG_INIT(0);
+
 static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 		       unsigned long ret_ip, struct ftrace_regs *fregs,
 		       void *data)
 {
 	struct rdna1_entry_data *e = data;
+	u64 *flags = (u64 *)ftrace_regs_get_argument(fregs, 4);
 
+	/*
+	 * Both of amdgpu's callers (amdgpu_vm_bo_update, svm_range_get_pte_flags) pass the
+	 * address of a local: anything else means a caller or signature we do not know, and the
+	 * exit handler would write through it. Returning non-zero skips the exit handler.
+	 */
+	if (unlikely(entry_ip != READ_ONCE(rdna1_hooked_ip) || !object_is_on_stack(flags))) {
+		atomic_long_inc(&rdna1_rejected);
+		return 1;
+	}
 	/* gmc_v10_0_get_vm_pte(adev, vm, bo, vm_flags, flags) */
 	e->adev = (const void *)ftrace_regs_get_argument(fregs, 0);
 	e->bo = (const void *)ftrace_regs_get_argument(fregs, 2);
 	e->vm_flags = (u32)ftrace_regs_get_argument(fregs, 3);
-	e->flags = (u64 *)ftrace_regs_get_argument(fregs, 4);
+	e->flags = flags;
 	return 0;
 }
 
@@ -130,17 +150,55 @@ static struct fprobe rdna1_fprobe = {
 static DEFINE_MUTEX(rdna1_arm_lock);
 static bool rdna1_armed;
 
+/* Why the last arming failed, for the read-only "arm_error" parameter; "" if it did not. */
+static char rdna1_arm_error[KSYM_SYMBOL_LEN + 64];
+
+/*
+ * The probe is registered soft-disabled, then checked: register_fprobe_syms() takes the
+ * symbol from whichever module defines one by that name, and its address must be amdgpu's
+ * own function before any handler runs.
+ */
+static int rdna1_check_target_locked(unsigned long *ip)
+{
+	const struct fprobe_hlist *h = rdna1_fprobe.hlist_array;
+	char sym[KSYM_SYMBOL_LEN];
+
+	if (!h || h->size != 1) {
+		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
+			  "%s resolved to %d addresses", HOOKED_SYMBOL, h ? h->size : 0);
+		return -EINVAL;
+	}
+	*ip = h->array[0].addr;
+	sprint_symbol_no_offset(sym, *ip);
+	if (strcmp(sym, HOOKED_SYMBOL " [" HOOKED_MODULE "]")) {
+		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
+			  "%s resolved to %s, not to %s's own", HOOKED_SYMBOL, sym, HOOKED_MODULE);
+		return -EXDEV;
+	}
+	return 0;
+}
+
 static int rdna1_arm_locked(void)
 {
 	const char *sym = HOOKED_SYMBOL;
+	unsigned long ip;
 	int ret;
 
 	lockdep_assert_held(&rdna1_arm_lock);
 	if (rdna1_armed)
 		return 0;
+	rdna1_arm_error[0] = '\0';
+	disable_fprobe(&rdna1_fprobe);
 	ret = register_fprobe_syms(&rdna1_fprobe, &sym, 1);
 	if (ret)
 		return ret;
+	ret = rdna1_check_target_locked(&ip);
+	if (ret) {
+		unregister_fprobe(&rdna1_fprobe);
+		return ret;
+	}
+	WRITE_ONCE(rdna1_hooked_ip, ip);
+	enable_fprobe(&rdna1_fprobe);
 	WRITE_ONCE(rdna1_armed, true);
 	pr_info("armed on %s:%s\n", HOOKED_MODULE, HOOKED_SYMBOL);
 	return 0;
@@ -153,6 +211,7 @@ static void rdna1_disarm_locked(const char *why)
 		return;
 	/* Waits an RCU grace period: no exit handler runs after this returns. */
 	unregister_fprobe(&rdna1_fprobe);
+	WRITE_ONCE(rdna1_hooked_ip, 0);
 	WRITE_ONCE(rdna1_armed, false);
 	pr_info("disarmed (%s)\n", why);
 }
@@ -170,8 +229,9 @@ static int rdna1_module_event(struct notifier_block *nb, unsigned long state,
 		/* Before amdgpu's init runs: its first VM mapping is already covered. */
 		ret = rdna1_arm_locked();
 		if (ret)
-			pr_err("cannot arm on %s:%s (%d): mappings are NOT modified\n",
-			       HOOKED_MODULE, HOOKED_SYMBOL, ret);
+			pr_err("cannot arm on %s:%s (%d%s%s): mappings are NOT modified\n",
+			       HOOKED_MODULE, HOOKED_SYMBOL, ret,
+			       rdna1_arm_error[0] ? ": " : "", rdna1_arm_error);
 	} else if (state == MODULE_STATE_GOING) {
 		rdna1_disarm_locked(HOOKED_MODULE " unloading");
 	}
@@ -209,9 +269,18 @@ int rdna1_mtype_hook_init(void)
 		pr_info("waiting for %s\n", HOOKED_MODULE);
 		ret = 0;
 	}
+	/*
+	 * -EXDEV: another module defines the symbol. Stay loaded and unarmed, so "armed" and
+	 * "arm_error" say why; the notifier tries again when amdgpu arrives.
+	 */
+	if (ret == -EXDEV) {
+		pr_err("not armed: %s\n", rdna1_arm_error);
+		ret = 0;
+	}
 	if (ret) {
 		unregister_module_notifier(&rdna1_module_nb);
-		pr_err("cannot arm on %s:%s (%d)\n", HOOKED_MODULE, HOOKED_SYMBOL, ret);
+		pr_err("cannot arm on %s:%s (%d%s%s)\n", HOOKED_MODULE, HOOKED_SYMBOL, ret,
+		       rdna1_arm_error[0] ? ": " : "", rdna1_arm_error);
 	}
 	return ret;
 }
@@ -303,5 +372,32 @@ static const struct kernel_param_ops rdna1_armed_ops = {
 };
 module_param_cb(armed, &rdna1_armed_ops, NULL, 0444);
 MODULE_PARM_DESC(armed, "Y while the hook on amdgpu's " HOOKED_SYMBOL " is registered");
+
+static int rdna1_rejected_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&rdna1_rejected));
+}
+
+static const struct kernel_param_ops rdna1_rejected_ops = {
+	.get = rdna1_rejected_get,
+};
+module_param_cb(rejected, &rdna1_rejected_ops, NULL, 0444);
+MODULE_PARM_DESC(rejected, "calls the hook's guards refused (not amdgpu's function, or flags not on the caller's stack)");
+
+static int rdna1_arm_error_get(char *buf, const struct kernel_param *kp)
+{
+	int n;
+
+	mutex_lock(&rdna1_arm_lock);
+	n = sysfs_emit(buf, "%s\n", rdna1_arm_error);
+	mutex_unlock(&rdna1_arm_lock);
+	return n;
+}
+
+static const struct kernel_param_ops rdna1_arm_error_ops = {
+	.get = rdna1_arm_error_get,
+};
+module_param_cb(arm_error, &rdna1_arm_error_ops, NULL, 0444);
+MODULE_PARM_DESC(arm_error, "why the hook is not armed on amdgpu's " HOOKED_SYMBOL ", or empty");
 
 MODULE_VERSION(RDNA1_MTYPE_VERSION);

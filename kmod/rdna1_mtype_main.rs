@@ -245,7 +245,11 @@ impl kernel::InPlaceModule for Rdna1Mtype {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             _hook: Hook::arm()?,
-            _control <- MiscDeviceRegistration::register(MiscDeviceOptions { name: c"rdna1_mtype" }),
+            // c_str!, not c"..": 6.18's MiscDeviceOptions.name is kernel::str::CStr, which only
+            // became core::ffi::CStr in 6.19 (docs/KERNELS.md, "Rust API floor").
+            _control <- MiscDeviceRegistration::register(MiscDeviceOptions {
+                name: kernel::c_str!("rdna1_mtype")
+            }),
         })
         .pin_chain(|_| {
             let p = current().policy;

@@ -30,6 +30,10 @@ pub struct LoadedModule {
     pub bo_layout_source: String,
     /// Whether the hook on amdgpu's `gmc_v10_0_get_vm_pte` is registered.
     pub armed: bool,
+    /// Why the last arming failed (`parameters/arm_error`), if it did.
+    pub arm_error: Option<String>,
+    /// Calls the hook's guards refused (`parameters/rejected`).
+    pub rejected: u64,
 }
 
 pub fn read(root: &SysRoot) -> Result<ModuleState> {
@@ -74,6 +78,11 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
         "N" | "0" => false,
         other => anyhow::bail!("parameters/armed reads {other:?}, expected Y or N"),
     };
+    let arm_error = Some(attr("parameters/arm_error")?).filter(|e| !e.is_empty());
+    let rejected_text = attr("parameters/rejected")?;
+    let rejected = rejected_text.parse().with_context(|| {
+        format!("parameters/rejected reads {rejected_text:?}, expected a count")
+    })?;
     Ok(ModuleState::Loaded(LoadedModule {
         version,
         mode,
@@ -83,5 +92,7 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
         bo_layout_status,
         bo_layout_source,
         armed,
+        arm_error,
+        rejected,
     }))
 }

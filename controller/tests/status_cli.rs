@@ -303,6 +303,8 @@ fn unknown_mode_is_an_error_that_names_the_file() {
         ("bo_layout", "none"),
         ("bo_layout_status", "unset"),
         ("bo_layout_source", "set"),
+        ("arm_error", ""),
+        ("rejected", "0"),
     ] {
         root.write(&format!("{m}/parameters/{p}"), &format!("{v}\n"));
     }

@@ -8,11 +8,13 @@
  * probe, the original code and rdna1_mtype's rewrite all run exactly as on a real mapping.
  *
  * debugfs rdna1_mtype_harness/call:
- *   write "<vm_flags> <bo> <pte_flags> [<gpu>]" (hex), bo "none" or one of bo_kinds below
+ *   write "<vm_flags> <bo> <pte_flags> [<gpu> [heap]]" (hex), bo "none" or one of bo_kinds below
  *   (struct amdgpu_bo with the domains, creation flags and TTM type amdgpu gives such a BO);
  *   gpu one of the fake_gpus below (default rdna1), each an amdgpu_device whose
  *   dev/pdev point to a real struct pci_dev on a struct pci_bus, as amdgpu's probe sets them,
- *   or "unknown": an amdgpu_device with no device behind it.
+ *   or "unknown": an amdgpu_device with no device behind it. "heap" passes the PTE flags in
+ *   kmalloc'd memory instead of on the stack, as no amdgpu caller does (rdna1_mtype must refuse
+ *   to touch them).
  *   Read back the PTE flags the call produced, as "0x%016llx".
  * debugfs rdna1_mtype_harness/batch: many such lines in one write, their results (one line
  *   each, in order) read back on the same open file.
@@ -41,6 +43,7 @@ typedef void (*get_vm_pte_fn)(struct amdgpu_device *adev, struct amdgpu_vm *vm,
 static get_vm_pte_fn get_vm_pte;
 static struct amdgpu_vm *vm;
 static struct amdgpu_bo *bo;
+static u64 *heap_flags;
 static struct dentry *dir;
 static DEFINE_MUTEX(call_lock);
 static u64 last_result;
@@ -132,7 +135,7 @@ static void fake_gpus_free(void)
 /* One call of the real function for one request line; the caller holds call_lock. */
 static int do_call(const char *line, u64 *result)
 {
-	char kind[16], gpu[16] = "rdna1";
+	char kind[16], gpu[16] = "rdna1", where[8] = "stack";
 	u32 vm_flags;
 	u64 flags;
 	struct amdgpu_bo *arg = NULL;
@@ -140,7 +143,9 @@ static int do_call(const char *line, u64 *result)
 	int i;
 
 	lockdep_assert_held(&call_lock);
-	if (sscanf(line, "%x %15s %llx %15s", &vm_flags, kind, &flags, gpu) < 3)
+	if (sscanf(line, "%x %15s %llx %15s %7s", &vm_flags, kind, &flags, gpu, where) < 3)
+		return -EINVAL;
+	if (strcmp(where, "stack") && strcmp(where, "heap"))
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(gpus); i++)
 		if (!strcmp(gpu, gpus[i].name))
@@ -161,6 +166,12 @@ static int do_call(const char *line, u64 *result)
 	}
 	if (!get_vm_pte)
 		return -ENODEV;
+	if (!strcmp(where, "heap")) {
+		*heap_flags = flags;
+		get_vm_pte(adev, vm, arg, vm_flags, heap_flags);
+		*result = *heap_flags;
+		return 0;
+	}
 	get_vm_pte(adev, vm, arg, vm_flags, &flags);
 	*result = flags;
 	return 0;
@@ -321,6 +332,7 @@ static struct notifier_block module_nb = { .notifier_call = module_event };
 
 static void free_objects(void)
 {
+	kfree(heap_flags);
 	kfree(bo);
 	kfree(vm);
 	fake_gpus_free();
@@ -344,7 +356,8 @@ static int __init harness_init(void)
 	get_vm_pte = (get_vm_pte_fn)addr;
 	vm = kzalloc_obj(*vm);
 	bo = kzalloc_obj(*bo);
-	ret = vm && bo ? 0 : -ENOMEM;
+	heap_flags = kzalloc_obj(*heap_flags);
+	ret = vm && bo && heap_flags ? 0 : -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(gpus) && !ret; i++)
 		ret = fake_gpu_alloc(&gpus[i]);
 	if (ret) {

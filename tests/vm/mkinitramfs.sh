@@ -15,7 +15,8 @@ cp /bin/busybox "$root/bin/busybox"
 cp -a "$kb/staging/lib/modules/$rel" "$root/lib/modules/"
 mkdir -p "$root/lib/modules/$rel/updates"
 cp "$top/kmod/rdna1_mtype.ko" "$root/lib/modules/$rel/updates/"
-cp "$top/tests/harness/rdna1_mtype_harness.ko" "$top/tests/bench/rdna1_mtype_bench.ko" "$root/opt/rdna1/"
+cp "$top/tests/harness/rdna1_mtype_harness.ko" "$top/tests/harness/rdna1_mtype_decoy.ko" \
+	"$top/tests/bench/rdna1_mtype_bench.ko" "$root/opt/rdna1/"
 # RDNA1_INSTALLED: a `make install DESTDIR=` tree (tests/install/run.sh); case 12 boots with it.
 if [ -n "${RDNA1_INSTALLED:-}" ]; then
 	cp -a "$RDNA1_INSTALLED" "$root/opt/rdna1/installed"

@@ -212,6 +212,8 @@ mod tests {
         t.write(&format!("{p}/classes"), "coherent\n");
         t.write(&format!("{p}/bo_layout"), "none\n");
         t.write(&format!("{p}/bo_layout_source"), "set\n");
+        t.write(&format!("{p}/arm_error"), "\n");
+        t.write(&format!("{p}/rejected"), "0\n");
         t.write(
             &format!("{p}/bo_layout_status"),
             &format!("{layout_status}\n"),

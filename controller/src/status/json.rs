@@ -31,6 +31,10 @@ struct Module {
     classes: Option<String>,
     layout: Option<Layout>,
     armed: Option<bool>,
+    /// Why the hook could not be armed, if it could not.
+    arm_error: Option<String>,
+    /// Calls the hook's guards refused.
+    rejected: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -138,6 +142,8 @@ fn module(r: &Report) -> Module {
             value: m.bo_layout.map(|l| l.to_string()),
         }),
         armed: Some(m.armed),
+        arm_error: m.arm_error.clone(),
+        rejected: Some(m.rejected),
     }
 }
 
@@ -226,6 +232,8 @@ mod tests {
             "classes",
             "layout",
             "armed",
+            "arm_error",
+            "rejected",
         ] {
             assert!(d["module"][k].is_null(), "{k}: {d}");
         }

@@ -78,13 +78,20 @@ fn module(r: &Report, out: &mut impl Write) -> io::Result<()> {
             "layout:  unset: no BO is modified, only SVM ranges; run `sudo rdna1ctl apply` (layout = \"auto\": built-in or BTF)"
         )?,
     }
-    if m.armed {
-        writeln!(out, "hook:    armed on amdgpu gmc_v10_0_get_vm_pte")
-    } else {
+    if m.rejected > 0 {
         writeln!(
             out,
+            "guards:  {} calls refused (not amdgpu's function, or PTE flags not on the caller's stack)",
+            m.rejected
+        )?;
+    }
+    match (m.armed, &m.arm_error) {
+        (true, _) => writeln!(out, "hook:    armed on amdgpu gmc_v10_0_get_vm_pte"),
+        (false, Some(e)) => writeln!(out, "hook:    NOT armed: {e}"),
+        (false, None) => writeln!(
+            out,
             "hook:    not armed: amdgpu is not loaded (arms when it loads)"
-        )
+        ),
     }
 }
 
@@ -173,7 +180,30 @@ mod tests {
             bo_layout_status: if layout { "ok" } else { "unset" }.into(),
             bo_layout_source: "builtin".into(),
             armed: true,
+            arm_error: None,
+            rejected: 0,
         })
+    }
+
+    #[test]
+    fn arm_error_and_guard_refusals_are_shown() {
+        let mut m = loaded(Mode::Enforce, true);
+        if let ModuleState::Loaded(l) = &mut m {
+            l.armed = false;
+            l.arm_error = Some(
+                "gmc_v10_0_get_vm_pte resolved to gmc_v10_0_get_vm_pte [decoy], not to amdgpu's own"
+                    .into(),
+            );
+            l.rejected = 2;
+        }
+        let t = text(&Report::new(m, vec![], Some(1), Counters::NoModule));
+        assert!(
+            t.contains(
+                "hook:    NOT armed: gmc_v10_0_get_vm_pte resolved to gmc_v10_0_get_vm_pte [decoy]"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("guards:  2 calls refused"), "{t}");
     }
 
     #[test]

@@ -183,6 +183,8 @@ mod tests {
             bo_layout_status: "ok".into(),
             bo_layout_source: "set".into(),
             armed: true,
+            arm_error: None,
+            rejected: 0,
         }
     }
 

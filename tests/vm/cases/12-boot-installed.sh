@@ -3,7 +3,8 @@
 # what rdna1-mtype.service runs (its ExecStart, read from the installed unit). Shows that
 # loading amdgpu pulls rdna1_mtype in first with the shipped options, that the hook is armed
 # before amdgpu's init runs (the module notifier saw amdgpu COMING), and that the unit applies
-# the installed config. First, rdna1_mtype loaded alone waits: not armed without amdgpu.
+# the installed config. First, rdna1_mtype loaded alone waits: not armed without amdgpu; nor
+# when only another module defines the hooked function's name.
 # (This case also holds what was case 10, load before amdgpu: one amdgpu load instead of two.)
 # must-pass
 I=/opt/rdna1/installed
@@ -26,6 +27,18 @@ grep -q '^amdgpu ' /proc/modules && fail "amdgpu still loaded"
 modprobe rdna1_mtype mode=enforce
 eq "$(armed)" N "armed with no amdgpu loaded"
 rmmod rdna1_mtype
+# A module that is not amdgpu but defines gmc_v10_0_get_vm_pte: the hook finds the symbol by
+# name and must refuse it before any handler runs (kmod/hook.c, rdna1_check_target_locked).
+insmod /opt/rdna1/rdna1_mtype_decoy.ko
+modprobe rdna1_mtype mode=enforce
+eq "$(armed)" N "armed on a decoy gmc_v10_0_get_vm_pte"
+err=$(cat $PARAMS/arm_error)
+case $err in
+*"[rdna1_mtype_decoy], not to amdgpu's own"*) echo "refused: $err" ;;
+*) fail "arm_error: '$err'" ;;
+esac
+rmmod rdna1_mtype
+rmmod rdna1_mtype_decoy
 # /usr/lib/modprobe.d is /lib/modprobe.d on merged-/usr systems (every distribution we target).
 mkdir -p /lib/modprobe.d /etc/rdna1-mtype
 cp "$conf" /lib/modprobe.d/rdna1-mtype.conf

@@ -13,12 +13,12 @@ fail() { echo "assertion failed: $*" >&2; exit 1; }
 # As variables: under TCG + KASAN + lockdep each fork for a "$(...)" costs a noticeable
 # fraction of a second, so the helpers below fork nothing themselves.
 REQ_DEFAULT=0x6 REQ_NC=0x26 REQ_WC=0x46 REQ_CC=0x66 REQ_UC=0x86 REQ_RW=0xa6
-# call VM_FLAGS BO PTE_FLAGS [GPU]: runs the real gmc_v10_0_get_vm_pte for fake GPU
+# call VM_FLAGS BO PTE_FLAGS [GPU [heap]]: runs the real gmc_v10_0_get_vm_pte for fake GPU
 # (rdna1 = 1002:731f at 0000:03:00.0 by default; rdna1b = 1002:7340 at 0001:0a:00.0;
 # rdna2 = 1002:73bf at 0000:04:00.0; other = 10de:2204 at 0000:05:00.0; unknown = no device),
-# prints the flags it produced.
+# prints the flags it produced. "heap": the flags in kmalloc'd memory instead of on the stack.
 call() {
-	echo "$1 $2 $3 ${4:-rdna1}" >"$HARNESS" || fail "harness write '$*'"
+	echo "$1 $2 $3 ${4:-rdna1} ${5:-stack}" >"$HARNESS" || fail "harness write '$*'"
 	# The shell's own read: no fork of cat per call (under TCG + KASAN each fork is costly).
 	read -r _out <"$HARNESS"
 	echo "$_out"
