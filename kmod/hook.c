@@ -93,12 +93,7 @@ static void rdna1_read_device(const void *adev, struct rdna1_pte_call *call)
 	call->dev_known = 1;
 }
 
-/*
- * The address the probe was verified on (rdna1_arm_locked): amdgpu's own
- * gmc_v10_0_get_vm_pte. 0 while not armed.
- */
-static unsigned long rdna1_hooked_ip;
-/* Calls the guards in rdna1_entry() refused: not the verified function, or flags off-stack. */
+/* Calls rdna1_entry() refused because the flags pointer was not on the caller's stack. */
 static atomic_long_t rdna1_rejected = ATOMIC_LONG_INIT(0);
 
 static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
@@ -113,7 +108,7 @@ static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 	 * address of a local: anything else means a caller or signature we do not know, and the
 	 * exit handler would write through it. Returning non-zero skips the exit handler.
 	 */
-	if (unlikely(entry_ip != READ_ONCE(rdna1_hooked_ip) || !object_is_on_stack(flags))) {
+	if (unlikely(!object_is_on_stack(flags))) {
 		atomic_long_inc(&rdna1_rejected);
 		return 1;
 	}
@@ -153,12 +148,15 @@ static bool rdna1_armed;
 /* Why the last arming failed, for the read-only "arm_error" parameter; "" if it did not. */
 static char rdna1_arm_error[KSYM_SYMBOL_LEN + 64];
 
+/* amdgpu is between its GOING notification and being freed: its text must not be hooked. */
+static bool rdna1_amdgpu_going;
+
 /*
- * The probe is registered soft-disabled, then checked: register_fprobe_syms() takes the
- * symbol from whichever module defines one by that name, and its address must be amdgpu's
- * own function before any handler runs.
+ * The symbol is looked up as "amdgpu:gmc_v10_0_get_vm_pte" (kallsyms_lookup_name's
+ * module-qualified form), so another module defining the name is never chosen. The probe is
+ * registered soft-disabled and enabled only once kallsyms confirms where it landed.
  */
-static int rdna1_check_target_locked(unsigned long *ip)
+static int rdna1_check_target_locked(void)
 {
 	const struct fprobe_hlist *h = rdna1_fprobe.hlist_array;
 	char sym[KSYM_SYMBOL_LEN];
@@ -168,8 +166,7 @@ static int rdna1_check_target_locked(unsigned long *ip)
 			  "%s resolved to %d addresses", HOOKED_SYMBOL, h ? h->size : 0);
 		return -EINVAL;
 	}
-	*ip = h->array[0].addr;
-	sprint_symbol_no_offset(sym, *ip);
+	sprint_symbol_no_offset(sym, h->array[0].addr);
 	if (strcmp(sym, HOOKED_SYMBOL " [" HOOKED_MODULE "]")) {
 		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
 			  "%s resolved to %s, not to %s's own", HOOKED_SYMBOL, sym, HOOKED_MODULE);
@@ -180,24 +177,29 @@ static int rdna1_check_target_locked(unsigned long *ip)
 
 static int rdna1_arm_locked(void)
 {
-	const char *sym = HOOKED_SYMBOL;
-	unsigned long ip;
+	const char *sym = HOOKED_MODULE ":" HOOKED_SYMBOL;
 	int ret;
 
 	lockdep_assert_held(&rdna1_arm_lock);
 	if (rdna1_armed)
 		return 0;
 	rdna1_arm_error[0] = '\0';
+	if (rdna1_amdgpu_going)
+		return -ENOENT;
 	disable_fprobe(&rdna1_fprobe);
 	ret = register_fprobe_syms(&rdna1_fprobe, &sym, 1);
-	if (ret)
+	if (ret) {
+		/* -ENOENT: amdgpu is not loaded (or has no such function); the caller decides. */
+		if (ret != -ENOENT)
+			scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
+				  "registering the fprobe on %s failed (%d)", sym, ret);
 		return ret;
-	ret = rdna1_check_target_locked(&ip);
+	}
+	ret = rdna1_check_target_locked();
 	if (ret) {
 		unregister_fprobe(&rdna1_fprobe);
 		return ret;
 	}
-	WRITE_ONCE(rdna1_hooked_ip, ip);
 	enable_fprobe(&rdna1_fprobe);
 	WRITE_ONCE(rdna1_armed, true);
 	pr_info("armed on %s:%s\n", HOOKED_MODULE, HOOKED_SYMBOL);
@@ -211,7 +213,6 @@ static void rdna1_disarm_locked(const char *why)
 		return;
 	/* Waits an RCU grace period: no exit handler runs after this returns. */
 	unregister_fprobe(&rdna1_fprobe);
-	WRITE_ONCE(rdna1_hooked_ip, 0);
 	WRITE_ONCE(rdna1_armed, false);
 	pr_info("disarmed (%s)\n", why);
 }
@@ -227,12 +228,17 @@ static int rdna1_module_event(struct notifier_block *nb, unsigned long state,
 	mutex_lock(&rdna1_arm_lock);
 	if (state == MODULE_STATE_COMING) {
 		/* Before amdgpu's init runs: its first VM mapping is already covered. */
+		rdna1_amdgpu_going = false;
 		ret = rdna1_arm_locked();
+		if (ret == -ENOENT)
+			scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
+				  "%s has no traceable %s", HOOKED_MODULE, HOOKED_SYMBOL);
 		if (ret)
 			pr_err("cannot arm on %s:%s (%d%s%s): mappings are NOT modified\n",
 			       HOOKED_MODULE, HOOKED_SYMBOL, ret,
 			       rdna1_arm_error[0] ? ": " : "", rdna1_arm_error);
 	} else if (state == MODULE_STATE_GOING) {
+		rdna1_amdgpu_going = true;
 		rdna1_disarm_locked(HOOKED_MODULE " unloading");
 	}
 	mutex_unlock(&rdna1_arm_lock);
@@ -263,25 +269,21 @@ int rdna1_mtype_hook_init(void)
 		return ret;
 	mutex_lock(&rdna1_arm_lock);
 	ret = rdna1_arm_locked();
-	mutex_unlock(&rdna1_arm_lock);
-	/* -ENOENT: the symbol is not there, amdgpu is not loaded yet; the notifier arms later. */
 	if (ret == -ENOENT) {
+		/* amdgpu is not loaded (or is unloading): the notifier arms when it comes. */
 		pr_info("waiting for %s\n", HOOKED_MODULE);
 		ret = 0;
-	}
-	/*
-	 * -EXDEV: another module defines the symbol. Stay loaded and unarmed, so "armed" and
-	 * "arm_error" say why; the notifier tries again when amdgpu arrives.
-	 */
-	if (ret == -EXDEV) {
+	} else if (ret == -EXDEV) {
+		/* The lookup landed outside amdgpu: stay loaded, unarmed, saying why. */
 		pr_err("not armed: %s\n", rdna1_arm_error);
 		ret = 0;
+	} else if (ret) {
+		pr_err("cannot arm on %s:%s (%d: %s)\n", HOOKED_MODULE, HOOKED_SYMBOL, ret,
+		       rdna1_arm_error);
 	}
-	if (ret) {
+	mutex_unlock(&rdna1_arm_lock);
+	if (ret)
 		unregister_module_notifier(&rdna1_module_nb);
-		pr_err("cannot arm on %s:%s (%d%s%s)\n", HOOKED_MODULE, HOOKED_SYMBOL, ret,
-		       rdna1_arm_error[0] ? ": " : "", rdna1_arm_error);
-	}
 	return ret;
 }
 

@@ -78,11 +78,16 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
         "N" | "0" => false,
         other => anyhow::bail!("parameters/armed reads {other:?}, expected Y or N"),
     };
-    let arm_error = Some(attr("parameters/arm_error")?).filter(|e| !e.is_empty());
-    let rejected_text = attr("parameters/rejected")?;
-    let rejected = rejected_text.parse().with_context(|| {
-        format!("parameters/rejected reads {rejected_text:?}, expected a count")
-    })?;
+    // Newer than the other parameters: a module loaded before an upgrade of rdna1ctl lacks
+    // them, and status/apply must still work against it.
+    let optional = |name: &str| root.read_attr(&dir.join(name)).ok().flatten();
+    let arm_error = optional("parameters/arm_error").filter(|e| !e.is_empty());
+    let rejected = match optional("parameters/rejected") {
+        None => 0,
+        Some(t) => t
+            .parse()
+            .with_context(|| format!("parameters/rejected reads {t:?}, expected a count"))?,
+    };
     Ok(ModuleState::Loaded(LoadedModule {
         version,
         mode,

@@ -315,3 +315,29 @@ fn unknown_mode_is_an_error_that_names_the_file() {
         assert!(err.contains("unknown mode \"turbo\""), "{err}");
     }
 }
+
+/// A module loaded before rdna1ctl was upgraded has no `arm_error` or `rejected`: status (and
+/// the unit's `apply`) must still read it.
+#[test]
+fn module_without_the_guard_parameters_still_reads() {
+    let root = TempRoot::new("oldmodule");
+    let m = "sys/module/rdna1_mtype";
+    root.write(&format!("{m}/version"), "0.1.0\n");
+    for (p, v) in [
+        ("mode", "enforce"),
+        ("armed", "Y"),
+        ("scope", "rdna1"),
+        ("classes", "coherent"),
+        ("bo_layout", "none"),
+        ("bo_layout_status", "unset"),
+        ("bo_layout_source", "none"),
+    ] {
+        root.write(&format!("{m}/parameters/{p}"), &format!("{v}\n"));
+    }
+    let (ok, out, err) = run(&root.0, true);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["module"]["armed"], true);
+    assert!(v["module"]["arm_error"].is_null());
+    assert_eq!(v["module"]["rejected"], 0);
+}

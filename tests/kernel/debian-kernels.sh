@@ -59,7 +59,8 @@ dk_list() {
 dk_tree() {
 	local kver=$1 version=${2:-} tree tmp pkg
 	tree=$DK_TREES/$kver
-	if [ -f "$tree/.complete" ]; then
+	# .complete holds the package version unpacked: another version is fetched anew.
+	if [ -f "$tree/.complete" ] && [ "$(cat "$tree/.complete")" = "${version:-newest}" ]; then
 		echo "$tree"
 		return 0
 	fi
@@ -77,11 +78,14 @@ dk_tree() {
 			die "could not download $spec"
 	done
 	for deb in "$tmp"/*.deb; do
+		# tar exits non-zero when a package holds none of the patterns (linux-binary has no
+		# amdgpu); what must be there is checked below.
 		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tree" --wildcards --no-anchored \
 			'amdgpu.ko*' 'vmlinuz*' 2>/dev/null || true
 	done
 	rm -rf "$tmp"
 	find "$tree" -name 'amdgpu.ko*' | grep -q . || die "no amdgpu module in ${pkgs[*]}"
-	touch "$tree/.complete"
+	find "$tree" -name 'vmlinuz*' | grep -q . || die "no vmlinuz in ${pkgs[*]}"
+	echo "${version:-newest}" >"$tree/.complete"
 	echo "$tree"
 }

@@ -74,8 +74,11 @@ def main():
     setup_sects = image[0x1F1] or 4
     off, length = struct.unpack_from("<II", image, 0x248)
     start = (setup_sects + 1) * 512 + off
+    # zstd complains about the size trailer after the frame (exit 1) but writes the frame.
     vmlinux = subprocess.run(["zstd", "-dcq", "--long=31"], input=image[start:start + length],
                              capture_output=True).stdout
+    if not vmlinux.startswith(b"\x7fELF"):
+        sys.exit("could not decompress the vmlinuz payload (zstd expected)")
     boff, bsize = elf_section(vmlinux, ".BTF")
     base = vmlinux[boff:boff + bsize]
     base_types = sum(1 for _ in types(base))

@@ -142,7 +142,7 @@ fn release_check(input: &Input) -> Check {
 fn contract_check(input: &Input) -> Option<Check> {
     let release = input.facts.release.as_ref().ok()?;
     let (v, sources) = crate::target::assess(input.root, release);
-    if let (false, None) = (v.hookable(), &sources) {
+    if v.basis == crate::target::contract::Basis::Unreadable {
         // The files could not be read: not a verdict on the kernel.
         return Some(Check::warn(
             "kernel.contract",

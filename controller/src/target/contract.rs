@@ -21,9 +21,12 @@ pub enum Basis {
     Btf,
     /// No BTF, but a release whose source was verified ([`SOURCE_VERIFIED`]).
     VerifiedSource,
-    /// Nothing to decide on: not hookable.
+    /// No BTF and a release whose source was not verified: not hookable.
     #[default]
     None,
+    /// The kernel's files could not be read (not installed, unknown compression): not
+    /// hookable, and not a verdict on the kernel itself.
+    Unreadable,
 }
 
 /// What the check found. The kernel is hookable iff `problems` is empty.
@@ -132,11 +135,15 @@ fn matches(got: &Shape, want: ParamType) -> bool {
 fn check_prototype(btf: &Btf, v: &mut Verdict) {
     let proto = match query::prototype(btf, HOOKED_SYMBOL) {
         Ok(p) => p,
-        Err(e) => {
+        Err(e) if format!("{e}").starts_with("no function") => {
             v.problems.push(format!(
                 "{e:#}: this amdgpu has no {HOOKED_SYMBOL} (not an amdgpu with GFX10 support, \
                  or the function was renamed or inlined)"
             ));
+            return;
+        }
+        Err(e) => {
+            v.problems.push(format!("{e:#}"));
             return;
         }
     };

@@ -28,8 +28,8 @@ pub fn module_dirs(root: &SysRoot, kver: &str) -> Vec<PathBuf> {
 }
 
 /// The amdgpu module modprobe would load for `kver`: the one `modules.dep` names if depmod has
-/// run; otherwise the first found in `updates/`, `extra/` (where DKMS and vendor packages put
-/// theirs, depmod's default search order) and then the kernel's own.
+/// run; otherwise the first found in `updates/` (kmod's default search: `updates built-in`),
+/// `extra/` (where Fedora's and some DKMS packages put theirs) and then the kernel's own.
 pub fn amdgpu_module(root: &SysRoot, kver: &str) -> Result<PathBuf> {
     let dirs = module_dirs(root, kver);
     if dirs.is_empty() {
@@ -108,8 +108,9 @@ fn find_module(dir: &Path, depth: u32) -> Option<PathBuf> {
     subdirs.into_iter().find_map(|d| find_module(&d, depth + 1))
 }
 
-/// The kernel image of `kver`: `/boot/vmlinuz-KVER` (Debian up to 7.2, Ubuntu) or
-/// `/usr/lib/modules/KVER/vmlinuz` (Debian 7.3, Fedora, Arch).
+/// The kernel image of `kver`: `/boot/vmlinuz-KVER` (as installed by Debian's and Ubuntu's
+/// maintainer scripts) or `/usr/lib/modules/KVER/vmlinuz` (where Debian's 7.x packages, Fedora
+/// and Arch ship it).
 pub fn kernel_image(root: &SysRoot, kver: &str) -> Result<PathBuf> {
     let candidates = [
         format!("/boot/vmlinuz-{kver}"),

@@ -38,6 +38,7 @@ pub fn assess(root: &SysRoot, kver: &str) -> (contract::Verdict, Option<Sources>
             Some(no) => (contract::without_btf(kver, &no.0), None),
             None => (
                 contract::Verdict {
+                    basis: contract::Basis::Unreadable,
                     problems: vec![format!("{e:#}")],
                     ..contract::Verdict::default()
                 },

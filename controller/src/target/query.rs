@@ -84,25 +84,32 @@ fn read_struct(btf: &Btf, name: &str, s: &btf_rs::Struct) -> Result<StructDef> {
     })
 }
 
+/// Compared member by member in order (names may repeat: anonymous unions).
 fn first_difference(a: &StructDef, b: &StructDef) -> Option<String> {
     if a.size != b.size {
         return Some(format!("size {} against {}", a.size, b.size));
     }
-    for m in &a.members {
-        match b.members.iter().find(|o| o.name == m.name) {
-            None => return Some(format!("member {} missing from one", m.name)),
-            Some(o) if o.offset != m.offset => {
-                return Some(format!(
-                    "{} at {} against {}",
-                    m.name,
-                    show_offset(m.offset),
-                    show_offset(o.offset)
-                ));
-            }
-            Some(_) => {}
+    if a.members.len() != b.members.len() {
+        return Some(format!(
+            "{} members against {}",
+            a.members.len(),
+            b.members.len()
+        ));
+    }
+    for (m, o) in a.members.iter().zip(&b.members) {
+        if m.name != o.name {
+            return Some(format!("member {} against {}", m.name, o.name));
+        }
+        if m.offset != o.offset {
+            return Some(format!(
+                "{} at {} against {}",
+                m.name,
+                show_offset(m.offset),
+                show_offset(o.offset)
+            ));
         }
     }
-    (a.members.len() != b.members.len()).then(|| "different members".to_owned())
+    None
 }
 
 fn show_offset(o: Option<u32>) -> String {
@@ -278,5 +285,31 @@ fn c_type_depth(btf: &Btf, id: u32, depth: u32) -> String {
         Type::Array(_) => "array".into(),
         Type::FuncProto(_) => "function".into(),
         other => other.name().into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::testbtf::BtfWriter;
+
+    fn btf(defs: &[&[(&str, u32)]]) -> Btf {
+        let mut b = BtfWriter::new(0, 0);
+        let u32_ = b.int("unsigned int", 4);
+        for members in defs {
+            let m: Vec<(&str, u32, u32)> = members.iter().map(|(n, o)| (*n, u32_, *o)).collect();
+            b.structure("s", 16, &m);
+        }
+        Btf::from_bytes(&b.bytes()).unwrap()
+    }
+
+    #[test]
+    fn duplicates_with_anonymous_members_agree_in_order() {
+        let d: &[(&str, u32)] = &[("", 0), ("", 4), ("x", 8)];
+        let s = struct_def(&btf(&[d, d]), "s").unwrap();
+        assert_eq!(s.offset_of("x").unwrap(), 8);
+        let other: &[(&str, u32)] = &[("", 0), ("", 8), ("x", 8)];
+        let e = format!("{:#}", struct_def(&btf(&[d, other]), "s").unwrap_err());
+        assert!(e.contains("2 definitions of struct s disagree: "), "{e}");
     }
 }

@@ -38,7 +38,9 @@ fn decompress(format: Format, data: &[u8]) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     match format {
         Format::Xz => {
-            lzma_rust2::XzReader::new(data, false)
+            // Memory limit in KiB, as zstd's window limit below: a corrupt header cannot make
+            // the decoder allocate more.
+            lzma_rust2::XzReader::new_mem_limit(data, false, 256 * 1024)
                 .take(MAX_UNPACKED)
                 .read_to_end(&mut out)?;
         }

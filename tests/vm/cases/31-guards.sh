@@ -1,12 +1,17 @@
-# The hook's guard on the flags pointer: amdgpu's callers pass the address of a local, so the
-# module touches the PTE flags only on the caller's stack (kmod/hook.c, rdna1_entry). The same
-# call with the flags in kmalloc'd memory keeps amdgpu's result and counts as rejected.
-# Without the guard, the heap call below would come back NC and this case fails.
+# The hook's guards (kmod/hook.c):
+# - module ownership: with a module that is not amdgpu defining gmc_v10_0_get_vm_pte loaded
+#   after amdgpu (the newest module is the first a bare-name lookup finds), rdna1_mtype still
+#   arms on amdgpu's own function: the PTE flags come back rewritten. With a bare-name lookup it
+#   would find the decoy, refuse it, and stay unarmed (checked: this case then fails);
+# - the flags pointer: amdgpu's callers pass the address of a local, so the module touches the
+#   PTE flags only on the caller's stack. The same call with the flags in kmalloc'd memory keeps
+#   amdgpu's result and counts as rejected. Without the guard, the heap call comes back NC.
 # must-pass
 mtype_down
 harness_up
+insmod /opt/rdna1/rdna1_mtype_decoy.ko
 modprobe rdna1_mtype mode=enforce
-eq "$(armed)" Y armed
+eq "$(armed)" Y "armed with a decoy loaded after amdgpu"
 eq "$(cat $PARAMS/arm_error)" "" "arm_error when armed"
 before=$(cat $PARAMS/rejected)
 stack=$(call "$REQ_CC" plain "$IN")
@@ -18,3 +23,4 @@ eq "$M" CC "CC on a memory BO, flags on the heap: amdgpu's result kept"
 same_but_mtype "$stack" "$heap" "stack vs heap"
 eq "$(cat $PARAMS/rejected)" $((before + 1)) "rejected calls"
 rmmod rdna1_mtype
+rmmod rdna1_mtype_decoy
