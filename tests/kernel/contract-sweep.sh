@@ -30,7 +30,15 @@ fi
 rows=()
 for line in "${kernels[@]}"; do
 	read -r kver version <<<"$line"
-	tree=$(dk_tree "$kver" "${version:-}")
+	# One kernel that cannot be fetched is a row saying so, not the end of the sweep.
+	if ! tree=$(dk_tree "$kver" "${version:-}" 2>"$RDNA1_CACHE/sweep.err"); then
+		why=$(tail -n1 "$RDNA1_CACHE/sweep.err" | sed 's/^error: //')
+		echo "error: $why" >&2
+		row="| $kver | ${version:-newest} | not checked: $why | | | |"
+		echo "$row"
+		rows+=("$row")
+		continue
+	fi
 	json=$("$rdna1ctl" --root "$tree" --json check-kernel "$kver" || true)
 	row=$(python3 -c '
 import json, sys

@@ -46,7 +46,7 @@ dk_update() {
 dk_list() {
 	dk_update
 	dk_apt apt-cache search --names-only '^linux-image-[0-9][^ ]*-(amd64|rt-amd64)$' |
-		awk '{print $1}' | grep -v -- '-dbg$' | sort -V | while read -r pkg; do
+		awk '{print $1}' | grep -v -- '-dbg$' | grep -v -- '-cloud-amd64$' | sort -V | while read -r pkg; do
 		local v
 		v=$(dk_apt apt-cache madison "$pkg" | awk '{print $3}' | sort -V | tail -n1)
 		[ -n "$v" ] && echo "${pkg#linux-image-} $v"
@@ -54,8 +54,6 @@ dk_list() {
 }
 
 # Unpacks kernel KVER (version VERSION, default the newest) and prints the tree's path.
-# 7.2 and later split the image: linux-binary-KVER (vmlinuz) and linux-modules-KVER; before,
-# linux-image-KVER held both.
 dk_tree() {
 	local kver=$1 version=${2:-} tree tmp pkg
 	tree=$DK_TREES/$kver
@@ -67,10 +65,17 @@ dk_tree() {
 	dk_update
 	rm -rf "$tree" && mkdir -p "$tree"
 	tmp=$(mktemp -d)
-	local pkgs=("linux-image-$kver")
-	if dk_apt apt-cache show "linux-modules-$kver" >/dev/null 2>&1; then
-		pkgs=("linux-binary-$kver" "linux-modules-$kver")
-	fi
+	# The package layout changed over time: linux-image-KVER held vmlinuz and the modules;
+	# later releases split them into linux-binary-KVER and linux-modules-KVER (linux-image
+	# is then a metapackage). Whichever exist at this version are fetched.
+	local pkgs=()
+	for pkg in "linux-image-$kver" "linux-binary-$kver" "linux-modules-$kver"; do
+		# apt-cache show succeeds, printing nothing, for a name only referenced by others.
+		local info
+		info=$(dk_apt apt-cache show "$pkg${version:+=$version}" 2>/dev/null || true)
+		case $info in Package:*) pkgs+=("$pkg") ;; esac
+	done
+	[ ${#pkgs[@]} -gt 0 ] || die "no package of kernel $kver${version:+ $version} in the archive"
 	for pkg in "${pkgs[@]}"; do
 		local spec=$pkg
 		[ -z "$version" ] || spec="$pkg=$version"
@@ -84,7 +89,8 @@ dk_tree() {
 			'amdgpu.ko*' 'vmlinuz*' 2>/dev/null || true
 	done
 	rm -rf "$tmp"
-	find "$tree" -name 'amdgpu.ko*' | grep -q . || die "no amdgpu module in ${pkgs[*]}"
+	find "$tree" -name 'amdgpu.ko*' | grep -q . ||
+		die "no amdgpu module in ${pkgs[*]} (the modules package of $kver is not in this archive)"
 	find "$tree" -name 'vmlinuz*' | grep -q . || die "no vmlinuz in ${pkgs[*]}"
 	echo "${version:-newest}" >"$tree/.complete"
 	echo "$tree"
