@@ -290,24 +290,32 @@ fn without_pci_ids_the_chip_name_stands_in_and_unbound_is_said() {
     assert!(v["gpus"][0]["in_scope"].is_null(), "no module, no scope");
 }
 
+/// A loaded rdna1_mtype in `root` with these parameters (name, value).
+fn module_params(root: &TempRoot, version: &str, params: &[(&str, &str)]) {
+    let m = "sys/module/rdna1_mtype";
+    root.write(&format!("{m}/version"), &format!("{version}\n"));
+    for (p, v) in params {
+        root.write(&format!("{m}/parameters/{p}"), &format!("{v}\n"));
+    }
+}
+
+/// Every parameter but `mode`, as a module of this version has them.
+const PARAMS: [(&str, &str); 8] = [
+    ("armed", "Y"),
+    ("scope", "rdna1"),
+    ("classes", "coherent"),
+    ("bo_layout", "none"),
+    ("bo_layout_status", "unset"),
+    ("bo_layout_source", "set"),
+    ("arm_error", ""),
+    ("rejected", "0"),
+];
+
 #[test]
 fn unknown_mode_is_an_error_that_names_the_file() {
     let root = TempRoot::new("badmode");
-    let m = "sys/module/rdna1_mtype";
-    root.write(&format!("{m}/version"), "9.9.9\n");
-    for (p, v) in [
-        ("mode", "turbo"),
-        ("armed", "Y"),
-        ("scope", "rdna1"),
-        ("classes", "coherent"),
-        ("bo_layout", "none"),
-        ("bo_layout_status", "unset"),
-        ("bo_layout_source", "set"),
-        ("arm_error", ""),
-        ("rejected", "0"),
-    ] {
-        root.write(&format!("{m}/parameters/{p}"), &format!("{v}\n"));
-    }
+    module_params(&root, "9.9.9", &[("mode", "turbo")]);
+    module_params(&root, "9.9.9", &PARAMS);
     for json in [false, true] {
         let (ok, out, err) = run(&root.0, json);
         assert!(!ok);
@@ -321,19 +329,8 @@ fn unknown_mode_is_an_error_that_names_the_file() {
 #[test]
 fn module_without_the_guard_parameters_still_reads() {
     let root = TempRoot::new("oldmodule");
-    let m = "sys/module/rdna1_mtype";
-    root.write(&format!("{m}/version"), "0.1.0\n");
-    for (p, v) in [
-        ("mode", "enforce"),
-        ("armed", "Y"),
-        ("scope", "rdna1"),
-        ("classes", "coherent"),
-        ("bo_layout", "none"),
-        ("bo_layout_status", "unset"),
-        ("bo_layout_source", "none"),
-    ] {
-        root.write(&format!("{m}/parameters/{p}"), &format!("{v}\n"));
-    }
+    module_params(&root, "0.1.0", &[("mode", "enforce")]);
+    module_params(&root, "0.1.0", &PARAMS[..6]);
     let (ok, out, err) = run(&root.0, true);
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
