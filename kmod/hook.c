@@ -384,7 +384,7 @@ static const struct kernel_param_ops rdna1_rejected_ops = {
 	.get = rdna1_rejected_get,
 };
 module_param_cb(rejected, &rdna1_rejected_ops, NULL, 0444);
-MODULE_PARM_DESC(rejected, "calls the hook's guards refused (not amdgpu's function, or flags not on the caller's stack)");
+MODULE_PARM_DESC(rejected, "calls left to amdgpu because their PTE flags were not on the caller's stack");
 
 static int rdna1_arm_error_get(char *buf, const struct kernel_param *kp)
 {

@@ -1,6 +1,8 @@
 //! What the hook assumes of the kernel it hooks: the function, its prototype and every private
 //! amdgpu member the module reads. `rdna1ctl check-kernel` compares a target kernel's BTF with
-//! this and refuses any kernel that differs; the module reads arguments by these positions.
+//! this and refuses any kernel that differs. `kmod/hook.c` (C) spells the same symbol and
+//! argument positions out itself; `tests/kernel/check-kernel-debian.sh` ties the two together
+//! on a real amdgpu.
 
 /// The module that defines the hooked function.
 pub const HOOKED_MODULE: &str = "amdgpu";
@@ -51,17 +53,6 @@ pub const PARAMS: [Param; 5] = [
         ty: ParamType::UnsignedPtr(8),
     },
 ];
-
-/// Argument positions the probe reads (indices into [`PARAMS`]).
-pub const ARG_ADEV: usize = 0;
-/// See [`ARG_ADEV`].
-pub const ARG_VM: usize = 1;
-/// See [`ARG_ADEV`].
-pub const ARG_BO: usize = 2;
-/// See [`ARG_ADEV`].
-pub const ARG_VM_FLAGS: usize = 3;
-/// See [`ARG_ADEV`].
-pub const ARG_FLAGS: usize = 4;
 
 /// The type of the pre-6.18 second parameter, `(adev, mapping, flags)`: named when a kernel
 /// has it, so the refusal says why.

@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use rdna1_mtype_shared::contract::SOURCE_VERIFIED;
+
 use super::{Check, Input};
+use crate::target::contract::major_minor;
 
 #[derive(Debug)]
 /// A parsed `.config`: `CONFIG_X=value` lines, and `# CONFIG_X is not set` as `n`.
@@ -60,14 +63,6 @@ impl KernelConfig {
     }
 }
 
-/// `major.minor` of a release string such as `7.2.13-amd64`.
-pub fn major_minor(release: &str) -> Option<(u32, u32)> {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
 /// What the fprobe on gmc_v10_0_get_vm_pte needs on Linux 7.2 (kernel/trace/Kconfig: FPROBE
 /// depends on DYNAMIC_FTRACE_WITH_ARGS and selects FUNCTION_GRAPH_TRACER). Without FPROBE,
 /// `register_fprobe_syms()` is a stub returning -EOPNOTSUPP and the module cannot arm.
@@ -117,8 +112,8 @@ fn release_check(input: &Input) -> Check {
         }
     };
     match major_minor(release) {
-        // kmod/hook.c: RDNA1_KERNEL_MIN 7.2.0, RDNA1_KERNEL_END 7.4.0.
-        Some((7, 2 | 3)) => Check::ok(
+        // The releases kmod/hook.c accepts (RDNA1_KERNEL_MIN 7.2.0, RDNA1_KERNEL_END 7.4.0).
+        Some(mm) if SOURCE_VERIFIED.contains(&mm) => Check::ok(
             "kernel.release",
             format!("Linux {release} is in the supported range 7.2 to 7.3"),
         ),

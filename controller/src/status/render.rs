@@ -81,7 +81,7 @@ fn module(r: &Report, out: &mut impl Write) -> io::Result<()> {
     if m.rejected > 0 {
         writeln!(
             out,
-            "guards:  {} calls refused (not amdgpu's function, or PTE flags not on the caller's stack)",
+            "guards:  {} calls refused (PTE flags not on the caller's stack)",
             m.rejected
         )?;
     }
