@@ -33,7 +33,7 @@ files() {
 	# The DKMS source tree: what kmod/Kbuild compiles, and the version it reads.
 	echo "dkms.conf $src/dkms.conf 644"
 	echo "Cargo.toml $src/Cargo.toml 644"
-	for f in Kbuild Makefile dkms-make.sh hook.c hook.h amdgpu_bo_layout.h \
+	for f in Kbuild Makefile dkms-make.sh dkms-rust-metadata.sh hook.c hook.h amdgpu_bo_layout.h \
 		rdna1_mtype_main.rs control.rs events.rs stats.rs; do
 		echo "kmod/$f $src/kmod/$f 644"
 	done

@@ -48,11 +48,6 @@ want=$(conf CONFIG_RUSTC_VERSION_TEXT)
 [ -n "$want" ] || die "Linux $rel's config has no CONFIG_RUSTC_VERSION_TEXT: cannot tell which rustc built it"
 num=$(echo "$want" | sed -n 's/^rustc \([0-9]*\.[0-9]*\)\.[0-9]*.*/\1/p')
 
-# The kernel's own Rust crates, built with it: distro header packages may leave them out.
-if [ ! -e "$kdir/rust/libkernel.rmeta" ] && [ ! -e "$kdir/rust/kernel.rmeta" ]; then
-	die "$kdir/rust has no libkernel.rmeta: the kernel's Rust metadata is not installed. Ubuntu: apt install linux-lib-rust-$rel. Debian's linux-headers do not ship it (docs/INSTALL.md, Debian)."
-fi
-
 # rustc: the override, then PATH, Ubuntu's versioned rustc-1.NN, then rustup toolchains.
 found=""
 tried=""
@@ -71,12 +66,22 @@ done
 
 args="KDIR=$kdir RUSTC=$found"
 bindgen_want=$(conf CONFIG_BINDGEN_VERSION_TEXT)
+bindgen=""
 for b in bindgen "${CARGO_HOME:-/root/.cargo}/bin/bindgen"; do
 	if [ -n "$bindgen_want" ] && [ "$("$b" --version 2>/dev/null)" = "$bindgen_want" ]; then
+		bindgen=$b
 		args="$args BINDGEN=$b"
 		break
 	fi
 done
+
+# The kernel's own Rust crates, built with it: Debian's linux-headers leave them out, so they
+# are rebuilt from the matching linux-source (dkms-rust-metadata.sh); elsewhere the message
+# names the package that has them.
+if [ ! -e "$kdir/rust/libkernel.rmeta" ] && [ ! -e "$kdir/rust/kernel.rmeta" ]; then
+	kdir=$(sh "$here/dkms-rust-metadata.sh" "$kdir" "$rel" "$found" "${bindgen:-bindgen}")
+	args="KDIR=$kdir RUSTC=$found${bindgen:+ BINDGEN=$bindgen}"
+fi
 
 # A clang-built kernel builds its modules with the same LLVM major version.
 if [ "$(conf CONFIG_CC_IS_CLANG)" = y ]; then

@@ -4,7 +4,9 @@
 #   2. Rust checks: fmt, clippy -D warnings, cargo tests,
 #   3. kernel rustfmt, the amdgpu_bo copy check, checkpatch on our C, the field kit on fixtures,
 #   4. install tests: staged install/uninstall, systemd-analyze/udevadm verify, dkms cycle,
-#   5. the VM tests: the real amdgpu.ko, rdna1_mtype.ko and the real gmc_v10_0_get_vm_pte.
+#   5. Debian's real kernel: the Debian packages built and installed with apt in a sid root
+#      (DKMS builds the module), then Debian's vmlinuz booted with its own amdgpu (tests/debian),
+#   6. the VM tests: the real amdgpu.ko, rdna1_mtype.ko and the real gmc_v10_0_get_vm_pte.
 # Every stage and every VM case is one result; the last line is "N passed, N failed, N skipped"
 # (also when a stage fails or a boot times out), after the durations and the slowest VM cases.
 # Time: the run keeps to RDNA1_TIME_BUDGET seconds (default 5,100: CI stops a run at 5,400).
@@ -13,6 +15,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/test
+# A run cut off (CI's kill) may leave the Debian stage's overlay and proc mounted below $out:
+# unmount them before removing the tree, which must not reach into them.
+findmnt -rn -o TARGET | grep "^$out/" | sort -r | xargs -r -n1 umount -l
 rm -rf "$out"
 mkdir -p "$out"
 . "$top/tests/kernel/env.sh"
@@ -41,18 +46,18 @@ summary() {
 	set +e
 	# "[vm: ]VERDICT NAME SECONDS" lines, printed as "SECONDS  VERDICT NAME".
 	fmt() { awk '{ t = $NF; $NF = ""; printf "  %8s s  %s\n", t, $0 }'; }
-	if grep -q '^vm:' "$results"; then
+	if grep -q '^\(vm\|debian\):' "$results"; then
 		echo "slowest VM cases:"
-		grep '^vm:' "$results" | sed 's/^vm: //' | awk '{ print $NF, $0 }' | sort -rn | cut -d' ' -f2- |
+		grep '^\(vm\|debian\):' "$results" | awk '{ print $NF, $0 }' | sort -rn | cut -d' ' -f2- |
 			head -n 8 | fmt
 	fi
 	echo "stages:"
-	grep -v '^vm:' "$results" | fmt
+	grep -v '^\(vm\|debian\):' "$results" | fmt
 	echo "total: $(($(date +%s) - t0)) s (budget ${RDNA1_TIME_BUDGET:-5100} s)"
 	local p f s
-	p=$(grep -c '^\(vm: \)\?ok ' "$results")
-	f=$(grep -c '^\(vm: \)\?\(not ok\|timeout\) ' "$results")
-	s=$(grep -c '^vm: skip ' "$results")
+	p=$(grep -c '^\(\(vm\|debian\): \)\?ok ' "$results")
+	f=$(grep -c '^\(\(vm\|debian\): \)\?\(not ok\|timeout\) ' "$results")
+	s=$(grep -c '^\(vm\|debian\): skip ' "$results")
 	# A run that stopped outside any stage (set -e in this script) still counts as failed.
 	[ $rc -eq 0 ] || [ "$f" -gt 0 ] || { echo "not ok run.sh (exit $rc)" >>"$results"; f=1; }
 	echo "$p passed, $f failed, $s skipped"
@@ -86,6 +91,14 @@ rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
 stage field-kit-fixtures "$top/tests/hardware/test-kit.sh" "$rdna1ctl"
 stage check-kernel-debian "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel"
 stage install-tests "$top/tests/install/run.sh" "$out/install" "$kb" "$rdna1ctl"
+# Its boot may take a quarter of the time left; the test kernel's boots get the rest.
+debian() {
+	local rc=0
+	"$top/tests/debian/run.sh" "$out/debian" $(($(left) / 4)) || rc=$?
+	[ ! -f "$out/debian/vm.log.results" ] || sed 's/^/debian: /' "$out/debian/vm.log.results" >>"$results"
+	return $rc
+}
+stage debian-real-kernel debian
 initramfs() {
 	RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko RDNA1_INSTALLED=$out/install/installed \
 		"$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"

@@ -77,7 +77,8 @@ touch "$fk/rust/libkernel.rmeta"
 msg=$(sh "$top/kmod/dkms-make.sh" "$fk" 7.2.99 2>&1) && die "dkms-make.sh built with the wrong rustc"
 [[ $msg == *'"rustc 1.93.0 (abc 2026-01-01)"; no such rustc found'*'apt install rustc-1.93'*'rustup toolchain install 1.93.0'* ]] ||
 	die "wrong-rustc message: $msg"
-rm "$fk/rust/libkernel.rmeta"
+# The kernel's own rustc (found), no Rust metadata and not a Debian headers tree.
+rm "$fk/rust/libkernel.rmeta" && cp "$kb/.config" "$fk/.config"
 msg=$(sh "$top/kmod/dkms-make.sh" "$fk" 7.2.99 2>&1) && die "dkms-make.sh built without the kernel's Rust metadata"
 [[ $msg == *'apt install linux-lib-rust-7.2.99'* ]] || die "missing-rmeta message: $msg"
 sed -i 's/^CONFIG_RUST=y/# CONFIG_RUST is not set/' "$fk/.config"

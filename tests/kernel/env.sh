@@ -56,3 +56,13 @@ kbuild_dir() {
 	} | sha256sum | cut -c1-16)
 	echo "$RDNA1_CACHE/kbuild/$flavour-$key"
 }
+
+# Debian's real kernel end to end (tests/debian/): a sid root made by mmdebstrap with that
+# kernel's headers, image, modules and source, the Debian toolchain its Rust was built with
+# (CONFIG_RUSTC_VERSION_TEXT), dkms, and what the rdna1-mtype packages build and depend on.
+# The rustc that built DEBIAN_KVER (its .config names "rustc 1.97.1"): Debian's package of it.
+DEBIAN_RUSTC_VERSION=1.97.1+dfsg1-1
+DEBIAN_ROOT_PACKAGES="linux-headers-$DEBIAN_KVER=$DEBIAN_KVER_VERSION linux-binary-$DEBIAN_KVER=$DEBIAN_KVER_VERSION \
+linux-modules-$DEBIAN_KVER=$DEBIAN_KVER_VERSION linux-source-7.2=$DEBIAN_KVER_VERSION \
+rustc=$DEBIAN_RUSTC_VERSION rust-src=$DEBIAN_RUSTC_VERSION cargo=$DEBIAN_RUSTC_VERSION bindgen dkms dh-dkms debhelper build-essential make flex bison bc python3 openssl \
+dwarves xz-utils libelf-dev libssl-dev kmod"

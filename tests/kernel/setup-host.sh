@@ -10,7 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
 APT_PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod busybox-static
-	qemu-system-x86 ccache dwarves rsync xz-utils zstd python3 dkms systemd "libclang-${LLVM_VERSION}-dev"
+	qemu-system-x86 ccache dwarves rsync xz-utils zstd python3 dkms systemd mmdebstrap "libclang-${LLVM_VERSION}-dev"
 	"clang-${LLVM_VERSION}" "lld-${LLVM_VERSION}" "llvm-${LLVM_VERSION}")
 
 missing=()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Boots the test VM under QEMU/TCG and judges the run from its serial log.
-# usage: boot.sh KBUILD_DIR INITRAMFS JOB LOG LIMIT_S
+# usage: boot.sh KERNEL INITRAMFS JOB LOG LIMIT_S   (KERNEL: a kernel build dir or an image file)
 # LIMIT_S is the time this boot may take: the caller derives it from the time its run has left
 # (tests/run.sh), so no fixed figure tuned to one host turns a slower host red.
 # Fails on: a failed case, a kernel BUG/Oops/WARNING/KASAN/panic line, a timeout (naming the
@@ -9,6 +9,8 @@
 # LOG.results as "ok|not ok|skip NAME SECONDS" lines, including the case cut off by a timeout.
 set -uo pipefail
 kb=$1 initrd=$2 job=$3 log=$4 limit=$5
+image=$kb
+[ -f "$image" ] || image=$kb/arch/x86/boot/bzImage
 start=$(date +%s)
 # KVM here is kvm_pvm and cannot run this kernel (see docs/TESTING.md): TCG only.
 # RDNA1_SMP (default 1): guest CPUs. One CPU by default: with two under multi-threaded TCG a
@@ -25,7 +27,7 @@ accel=tcg
 [ "$limit" -gt 0 ] || { echo "VM: no time left for this boot (limit ${limit}s)" >&2; exit 1; }
 # No NIC, no VGA: fewer devices to emulate and probe (each PCI device costs seconds of boot).
 timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m 2048 -nic none -vga none \
-	-nographic -no-reboot -kernel "$kb/arch/x86/boot/bzImage" -initrd "$initrd" \
+	-nographic -no-reboot -kernel "$image" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job rdna1.strict=${RDNA1_STRICT:-0}${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}" </dev/null >"$log" 2>&1
 rc=$?
 tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"

@@ -2,21 +2,36 @@
 # Builds the VM's initramfs: busybox, the test kernel's modules (with ours added as a real
 # install would, so `modprobe rdna1_mtype` works), rdna1ctl, the in-VM runner and the cases.
 # usage: mkinitramfs.sh KBUILD_DIR OUT.cpio
+# For another kernel (Debian's, tests/debian/run.sh) KBUILD_DIR is "-" and these say what to use:
+#   RDNA1_MODULES_TREE  its lib/modules/RELEASE tree, rdna1_mtype.ko already installed in it
+#   RDNA1_TEST_MODULES  a directory with the test modules built for it (harness, decoy)
+#   RDNA1_SYSROOT       a root with rdna1ctl installed (by its package): that one is used,
+#                       with its libraries
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 kb=$1 out=$2
-rel=$(cat "$kb/include/config/kernel.release")
+if [ -n "${RDNA1_MODULES_TREE:-}" ]; then
+	modules=$RDNA1_MODULES_TREE
+	rel=$(basename "$modules")
+	tests=("$RDNA1_TEST_MODULES"/*.ko)
+else
+	rel=$(cat "$kb/include/config/kernel.release")
+	modules=$kb/staging/lib/modules/$rel
+	tests=("$top/tests/harness/rdna1_mtype_harness.ko" "$top/tests/harness/rdna1_mtype_decoy.ko"
+		"$top/tests/bench/rdna1_mtype_bench.ko")
+fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,etc,lib/modules,opt/rdna1}
 cp /bin/busybox "$root/bin/busybox"
-cp -a "$kb/staging/lib/modules/$rel" "$root/lib/modules/"
-mkdir -p "$root/lib/modules/$rel/updates"
-cp "$top/kmod/rdna1_mtype.ko" "$root/lib/modules/$rel/updates/"
-cp "$top/tests/harness/rdna1_mtype_harness.ko" "$top/tests/harness/rdna1_mtype_decoy.ko" \
-	"$top/tests/bench/rdna1_mtype_bench.ko" "$root/opt/rdna1/"
+cp -a "$modules" "$root/lib/modules/"
+if [ -z "${RDNA1_MODULES_TREE:-}" ]; then
+	mkdir -p "$root/lib/modules/$rel/updates"
+	cp "$top/kmod/rdna1_mtype.ko" "$root/lib/modules/$rel/updates/"
+fi
+cp "${tests[@]}" "$root/opt/rdna1/"
 # RDNA1_INSTALLED: a `make install DESTDIR=` tree (tests/install/run.sh); case 12 boots with it.
 if [ -n "${RDNA1_INSTALLED:-}" ]; then
 	cp -a "$RDNA1_INSTALLED" "$root/opt/rdna1/installed"
@@ -39,6 +54,19 @@ for lib in $(ldd /usr/bin/kmod | grep -o '/[^ ]*'); do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done
+# After kmod's: a newer root's libc serves both.
+if [ -n "${RDNA1_SYSROOT:-}" ]; then
+	cp "$RDNA1_SYSROOT/usr/bin/rdna1ctl" "$root/usr/bin/rdna1ctl"
+	# Where the loader looks first (no ld.so.cache here), over kmod's older ones.
+	for lib in $(chroot "$RDNA1_SYSROOT" ldd /usr/bin/rdna1ctl | grep -o '/[^ ]*'); do
+		case $lib in
+		*/ld-linux*) to=$lib ;;
+		*) to=/lib/x86_64-linux-gnu/${lib##*/} ;;
+		esac
+		mkdir -p "$root$(dirname "$to")"
+		cp -L "$RDNA1_SYSROOT$lib" "$root$to"
+	done
+fi
 cp -r "$top/modprobe.d" "$top/config" "$root/opt/rdna1/dist/"
 sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1 >"$root/opt/rdna1/version"
 cp "$here/init" "$root/init"

@@ -11,7 +11,8 @@ fi
 truth=$(cat /sys/kernel/debug/rdna1_mtype_harness/layout)
 echo "amdgpu_bo layout (harness offsetof): $truth"
 rdna1ctl layout | grep -q "^amdgpu_bo layout from BTF: $truth$" || fail "BTF layout: $(rdna1ctl layout) vs $truth"
-modprobe rdna1_mtype mode=enforce
+# Without a layout no BO is classified: a memory BO keeps its CC until --apply gives one.
+modprobe rdna1_mtype mode=enforce bo_layout=none
 eq "$(mcall "$REQ_CC" plain "$IN")" CC "memory BO before --apply"
 rdna1ctl layout --apply | grep -q '^applied; module now reads: .* (ok)$' || fail "apply: $(rdna1ctl layout --apply)"
 eq "$(cat $PARAMS/bo_layout)" "$truth" "module layout"

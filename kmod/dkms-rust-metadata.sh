@@ -1,0 +1,94 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The kernel's Rust metadata (rust/*.rmeta, the proc-macro .so files, scripts/target.json) for
+# a Debian kernel whose linux-headers package leaves it out: rebuilt from the matching
+# linux-source-X.Y with the headers' own .config and .kernelvariables, by the rustc that built
+# the kernel (dkms-make.sh finds it). The module is then built against a thin kernel build
+# dir, /var/cache/rdna1-mtype/kbuild/KERNELRELEASE, that is the headers' own (links) plus
+# rust/: the installed headers are not touched. Kept there, keyed by what it was made from,
+# so the next build for the same kernel reuses it; a headers or rustc update makes it anew.
+# usage: dkms-rust-metadata.sh KERNEL_BUILD_DIR KERNELRELEASE RUSTC [BINDGEN]
+# Prints the build dir to use. RDNA1_KBUILD_CACHE overrides /var/cache/rdna1-mtype/kbuild.
+set -eu
+kdir=$1
+rel=$2
+rustc=$3
+bindgen=${4:-bindgen}
+cache=${RDNA1_KBUILD_CACHE:-/var/cache/rdna1-mtype/kbuild}
+die() { echo "rdna1-mtype: $*" >&2; exit 1; }
+say() { echo "rdna1-mtype: $*" >&2; }
+
+# Only Debian's layout is known: KDIR/Makefile sets KBUILD_OUTPUT and includes the common
+# headers' Makefile; .kernelvariables names the compiler.
+headers=$(cd "$kdir" && pwd -P)
+[ -f "$headers/.kernelvariables" ] && grep -q '^KBUILD_OUTPUT=' "$headers/Makefile" ||
+	die "$kdir/rust has no libkernel.rmeta and this is not a Debian headers tree it could be rebuilt for: install the kernel's Rust metadata (Ubuntu: apt install linux-lib-rust-$rel; docs/INSTALL.md)"
+hpkg=$(dpkg-query -S "$headers/.config" 2>/dev/null | cut -d: -f1) ||
+	die "no package owns $headers/.config: cannot tell which linux-source matches it"
+hver=$(dpkg-query -W -f '${Version}' "$hpkg")
+series=$(echo "$rel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+spkg=linux-source-$series
+tarball=/usr/src/$spkg.tar.xz
+sver=$(dpkg-query -W -f '${Version}' "$spkg" 2>/dev/null || true)
+[ "$sver" = "$hver" ] && [ -r "$tarball" ] ||
+	die "Debian's $hpkg ships no Rust metadata; it is rebuilt from the kernel source of the same version: apt install $spkg=$hver${sver:+ (installed: $sver)}"
+missing=""
+for t in make flex bison bc python3 openssl pahole xz; do
+	command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
+done
+[ -z "$missing" ] ||
+	die "rebuilding $rel's Rust metadata needs:$missing. apt install make flex bison bc python3 openssl dwarves xz-utils libelf-dev libssl-dev"
+
+out=$cache/$rel
+key=$({
+	echo "$hpkg $hver $spkg $sver"
+	"$rustc" --version
+	"$bindgen" --version 2>/dev/null || true
+	cat "$headers/.config" "$headers/.kernelvariables"
+} | sha256sum | cut -c1-16)
+if [ -f "$out/.rdna1-key" ] && [ "$(cat "$out/.rdna1-key")" = "$key" ]; then
+	say "Linux $rel: reusing its Rust metadata in $out"
+	echo "$out"
+	exit 0
+fi
+
+mkdir -p "$cache"
+work=$(mktemp -d "$cache/.build-$rel.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+say "Linux $rel: rebuilding the kernel's Rust metadata from $spkg $sver (a few minutes, once per kernel)"
+tar -xf "$tarball" -C "$work" --strip-components=1
+cp "$headers/.config" "$headers/.kernelvariables" "$work/"
+mk() { make -s -C "$work" RUSTC="$rustc" BINDGEN="$bindgen" "$@" >"$work/.log" 2>&1 || {
+	tail -n 30 "$work/.log" >&2
+	die "make $* in $spkg failed (above)"
+}; }
+mk olddefconfig
+# The metadata is only right for the configuration the kernel was built with: a toolchain that
+# answers Kconfig's probes differently (another gcc, openssl or pahole) gives another one.
+if ! cmp -s "$headers/.config" "$work/.config"; then
+	diff "$headers/.config" "$work/.config" | head -n 20 >&2
+	die "$spkg configured with $rel's .config gives a different configuration (above, < $rel, > here): install the toolchain $rel was built with (its compiler: $(sed -n 's/^CONFIG_CC_VERSION_TEXT=//p' "$headers/.config"))"
+fi
+mk -j"$(nproc)" prepare
+
+# The thin build dir: the headers' entries as links, its own Makefile (KBUILD_OUTPUT names
+# it), scripts/ with the generated target.json added, and rust/.
+rm -rf "$out.new"
+mkdir -p "$out.new/rust" "$out.new/scripts"
+for e in "$headers"/* "$headers"/.[!.]*; do
+	[ -e "$e" ] || continue
+	case ${e##*/} in Makefile | scripts) continue ;; esac
+	ln -s "$e" "$out.new/${e##*/}"
+done
+for e in "$headers/scripts"/* "$headers/scripts"/.[!.]*; do
+	[ -e "$e" ] || continue
+	ln -s "$(readlink -f "$e")" "$out.new/scripts/${e##*/}"
+done
+cp "$work/scripts/target.json" "$out.new/scripts/"
+sed "s|^KBUILD_OUTPUT=.*|KBUILD_OUTPUT=$out|" "$headers/Makefile" >"$out.new/Makefile"
+cp "$work"/rust/*.rmeta "$work"/rust/*.so "$out.new/rust/"
+echo "$key" >"$out.new/.rdna1-key"
+rm -rf "$out"
+mv "$out.new" "$out"
+say "Linux $rel: Rust metadata in $out"
+echo "$out"

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Debian's real kernel, end to end, as a Debian user gets rdna1-mtype:
+#   1. in a sid root (tests/debian/root.sh; this run writes only to an overlay on top of it)
+#      with Debian's linux-headers/-binary/-modules/-source of DEBIAN_KVER and Debian's rustc,
+#      build the Debian packages rdna1ctl and rdna1-mtype-dkms (packaging/);
+#   2. apt installs them: DKMS builds rdna1_mtype.ko for DEBIAN_KVER, rebuilding the Rust
+#      metadata Debian's headers leave out (kmod/dkms-rust-metadata.sh) and checking the
+#      hook's contract on Debian's amdgpu.ko (rdna1ctl check-kernel);
+#   3. build the test harness the same way, boot Debian's own vmlinuz (TCG) with Debian's
+#      modules, the DKMS-built rdna1_mtype.ko and the packaged rdna1ctl, and run the cases
+#      below against Debian's real amdgpu.
+# usage: run.sh OUT_DIR LIMIT_S   (LIMIT_S: the time the boot may take)
+# Writes OUT_DIR/vm.log and its per-case results OUT_DIR/vm.log.results.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=$1 limit=$2
+. "$top/tests/kernel/env.sh"
+# Policy, guards, stats, status, set/apply/events, the BTF layout and check-kernel/doctor: the
+# cases that need no test-kernel-only feature. verify (96, 98) needs CONFIG_TRACE_EVENT_INJECT
+# to stand in for a GPU's page-table updates; Debian's kernel has none, so verify runs in the
+# test kernel's boots only.
+CASES=${RDNA1_DEBIAN_CASES:-20,30,31,34,36,40,80,82,85,87}
+kver=$DEBIAN_KVER
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
+
+lower=$("$here/root.sh")
+mnt=$out/root
+mkdir -p "$out/upper" "$out/work" "$mnt" "$RDNA1_CACHE/debian-cargo-target"
+mounts=()
+cleanup() {
+	local i
+	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}"; done
+}
+trap cleanup EXIT
+mount -t overlay overlay -o "lowerdir=$lower,upperdir=$out/upper,workdir=$out/work" "$mnt" && mounts+=("$mnt")
+mount -t proc proc "$mnt/proc" && mounts+=("$mnt/proc")
+# rdna1ctl's crates build incrementally across runs; the cache is keyed by cargo itself.
+mkdir -p "$mnt/var/cache/rdna1-cargo-target"
+mount --bind "$RDNA1_CACHE/debian-cargo-target" "$mnt/var/cache/rdna1-cargo-target" &&
+	mounts+=("$mnt/var/cache/rdna1-cargo-target")
+in_root() { chroot "$mnt" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
+
+log "debian: building the packages rdna1ctl and rdna1-mtype-dkms $version in sid"
+"$top/packaging/debian-source.sh" "$mnt/build/rdna1-mtype" >/dev/null
+in_root sh -c 'cd /build/rdna1-mtype && CARGO_TARGET_DIR=/var/cache/rdna1-cargo-target dpkg-buildpackage -b -us -uc' \
+	>"$out/package-build.log" 2>&1 || { tail -n 30 "$out/package-build.log" >&2; die "dpkg-buildpackage failed"; }
+debs=("/build/rdna1ctl_${version}-1_amd64.deb" "/build/rdna1-mtype-dkms_${version}-1_all.deb")
+for d in "${debs[@]}"; do [ -f "$mnt$d" ] || die "dpkg-buildpackage made no $d"; done
+contents=$(dpkg-deb -c "$mnt${debs[1]}")
+[[ $contents == *"usr/src/rdna1-mtype-$version/dkms.conf"* ]] || die "rdna1-mtype-dkms has no dkms.conf"
+
+log "debian: apt install (DKMS builds rdna1_mtype for $kver)"
+in_root apt-get install -y "${debs[@]}" >"$out/apt-install.log" 2>&1 ||
+	{ tail -n 40 "$out/apt-install.log" >&2; die "apt install of the packages failed"; }
+st=$(in_root dkms status -m rdna1-mtype)
+[[ $st == "rdna1-mtype/$version, $kver, x86_64: installed" ]] || die "dkms status: $st"
+# The build went through the contract check and the rebuilt Rust metadata, as its log says.
+makelog=$mnt/var/lib/dkms/rdna1-mtype/$version/$kver/x86_64/log/make.log
+cp "$makelog" "$out/dkms-make.log" || die "no DKMS make.log"
+grep -q "Linux $kver: the hook's contract holds" "$out/dkms-make.log" ||
+	die "the DKMS build did not check the contract ($out/dkms-make.log)"
+grep -q "rebuilding the kernel's Rust metadata from linux-source-7.2 $DEBIAN_KVER_VERSION" "$out/dkms-make.log" ||
+	die "the DKMS build did not rebuild the Rust metadata ($out/dkms-make.log)"
+ko=$(find "$mnt/usr/lib/modules/$kver/updates/dkms" -name 'rdna1_mtype.ko*' | head -n1)
+[ -n "$ko" ] || die "DKMS installed no rdna1_mtype.ko for $kver"
+in_root rdna1ctl check-kernel "$kver" >"$out/check-kernel.txt" || die "check-kernel $kver: $(cat "$out/check-kernel.txt")"
+
+log "debian: the test harness, built against the same kernel build dir"
+kbuild=/var/cache/rdna1-mtype/kbuild/$kver
+in_root sh -c "mkdir -p /tmp/amd && tar -xf /usr/src/linux-source-7.2.tar.xz -C /tmp/amd --strip-components=5 \
+	linux-source-7.2/drivers/gpu/drm/amd && make -C $kbuild M=/build/rdna1-mtype/tests/harness \
+	AMD=/tmp/amd modules" >"$out/harness-build.log" 2>&1 || { tail -n 30 "$out/harness-build.log" >&2; die "harness build failed"; }
+mkdir -p "$out/test-modules"
+cp "$mnt"/build/rdna1-mtype/tests/harness/*.ko "$out/test-modules/"
+
+log "debian: initramfs with Debian's modules (amdgpu and what it needs) and the DKMS module"
+tree=$out/modules/$kver
+rm -rf "$out/modules" && mkdir -p "$tree"
+cp "$mnt/usr/lib/modules/$kver"/modules.{builtin,builtin.modinfo,order} "$tree/"
+{
+	in_root modprobe -S "$kver" --show-depends amdgpu | awk '$1 == "insmod" { print $2 }'
+	echo "${ko#"$mnt"}"
+} | sort -u | while read -r m; do
+	rel=${m#/usr/lib/modules/$kver/}
+	rel=${rel#/lib/modules/$kver/}
+	mkdir -p "$tree/$(dirname "$rel")"
+	case $m in
+	*.xz) xz -dc "$mnt$m" >"$tree/${rel%.xz}" ;;
+	*.zst) zstd -qdc "$mnt$m" >"$tree/${rel%.zst}" ;;
+	*) cp "$mnt$m" "$tree/$rel" ;;
+	esac
+done
+RDNA1_MODULES_TREE=$tree RDNA1_TEST_MODULES=$out/test-modules RDNA1_SYSROOT=$mnt \
+	"$top/tests/vm/mkinitramfs.sh" - "$out/initramfs.cpio"
+image=$mnt/usr/lib/modules/$kver/vmlinuz
+[ -f "$image" ] || image=$mnt/boot/vmlinuz-$kver
+cp "$image" "$out/vmlinuz"
+
+log "debian: booting Debian's $kver (cases $CASES)"
+RDNA1_STRICT=1 RDNA1_CASES=$CASES "$top/tests/vm/boot.sh" "$out/vmlinuz" "$out/initramfs.cpio" test \
+	"$out/vm.log" "$limit"
