@@ -135,4 +135,14 @@ boot_smp() {
 }
 stage vm-boot-1cpu boot_main
 [ -z "$smp_cases" ] || stage vm-boot-2cpu boot_smp
+# The same calls through Debian's real amdgpu and through ours gave the same PTE flags,
+# without and with rdna1_mtype (case 30's tables, every request x BO kind).
+same_tables() {
+	local ours=$out/enforce-tables.test debian=$out/enforce-tables.debian
+	grep '^# enforce-table: ' "$out/vm-test.log" >"$ours" || true
+	grep '^# enforce-table: ' "$out/debian/vm.log" >"$debian" || true
+	[ "$(wc -l <"$ours")" -ge 100 ] || { echo "case 30 logged $(wc -l <"$ours") table lines" >&2; return 1; }
+	diff "$ours" "$debian" >&2 || { echo "Debian's amdgpu and ours differ (above: < ours, > Debian's)" >&2; return 1; }
+}
+stage debian-same-tables same_tables
 log "all tests passed in $(($(date +%s) - t0)) s"
