@@ -17,7 +17,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/test
 # A run cut off (CI's kill) may leave the Debian stage's overlay and proc mounted below $out:
 # unmount them before removing the tree, which must not reach into them.
-findmnt -rn -o TARGET | grep "^$out/" | sort -r | xargs -r -n1 umount -l
+findmnt -rn -o TARGET | { grep "^$out/" || true; } | sort -r | xargs -r -n1 umount -l
 rm -rf "$out"
 mkdir -p "$out"
 . "$top/tests/kernel/env.sh"
