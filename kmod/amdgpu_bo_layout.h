@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The built-in struct amdgpu_bo layout: a copy of amdgpu's definition (amdgpu_object.h), for
- * kernels whose amdgpu_bo was checked identical to it (Linux 7.2.13 and 7.3.4; see
- * tests/kernel/check-hook-source.sh, and tests/kernel/check-bo-copy.sh for this copy).
+ * The built-in struct amdgpu_bo layout when the build had no BTF of the target amdgpu (with
+ * BTF, kmod/dkms-make.sh passes amdgpu's own offsets instead: hook.c): a copy of amdgpu's
+ * definition (amdgpu_object.h), for kernels whose amdgpu_bo was checked identical to it (Linux
+ * 7.2.13 and 7.3.4; see tests/kernel/check-hook-source.sh, and tests/kernel/check-bo-copy.sh).
  *
  * Why a copy: amdgpu's private headers are not in distro kernel-header packages, so a DKMS
  * build cannot include amdgpu_object.h. Its members before `flags` are public TTM types, whose

@@ -12,14 +12,24 @@ rel=$2
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "rdna1-mtype: $*" >&2; exit 1; }
 
+# Releases: 6.18 and later (gmc_v10_0_get_vm_pte's signature in the contract); outside 7.2
+# and 7.3, whose source was verified, only with the contract checked on the kernel's BTF
+# (below), which the module is then built with (docs/KERNELS.md).
+kmaj=$(echo "$rel" | sed -n 's/^\([0-9]*\)\..*/\1/p')
+kmin=$(echo "$rel" | sed -n 's/^[0-9]*\.\([0-9]*\).*/\1/p')
+[ -n "$kmaj" ] && [ -n "$kmin" ] || die "cannot read a Linux version in \"$rel\""
+if [ "$kmaj" -lt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -lt 18 ]; }; then
+	die "Linux $rel predates 6.18: its gmc_v10_0_get_vm_pte is (adev, mapping, flags), which the hook cannot read (docs/KERNELS.md)"
+fi
 case $rel in
-7.2 | 7.2.* | 7.2-* | 7.3 | 7.3.* | 7.3-*) ;;
-*) die "Linux $rel is outside the supported range 7.2 to 7.3 (gmc_v10_0_get_vm_pte's arguments are only verified there; docs/DESIGN.md, \"Kernel range\")" ;;
+7.2 | 7.2.* | 7.2-* | 7.3 | 7.3.* | 7.3-*) verified=yes ;;
+*) verified=no ;;
 esac
 # The hook's contract, read from this kernel's own amdgpu BTF (docs/KERNELS.md); rdna1ctl
 # is installed with the module (make install, the Debian package).
 # A kernel tree that is not installed (a build for later, a test) has no files to read.
 ctl=${RDNA1CTL:-$(command -v rdna1ctl || true)}
+btf_args=""
 if [ -z "$ctl" ]; then
 	echo "rdna1-mtype: rdna1ctl not installed: the hook's contract is not checked before the build" >&2
 elif [ -d "/lib/modules/$rel/kernel" ] || [ -d "/usr/lib/modules/$rel/kernel" ]; then
@@ -28,7 +38,21 @@ elif [ -d "/lib/modules/$rel/kernel" ] || [ -d "/usr/lib/modules/$rel/kernel" ];
 	rc=0
 	json=$("$ctl" --json check-kernel "$rel" 2>&1) || rc=$?
 	case "$rc:$json" in
-	0:*) echo "rdna1-mtype: Linux $rel: the hook's contract holds (rdna1ctl check-kernel)" >&2 ;;
+	0:*'"basis":"btf"'*)
+		echo "rdna1-mtype: Linux $rel: the hook's contract holds (rdna1ctl check-kernel)" >&2
+		# What the module is built with (kmod/Kbuild): the checked amdgpu's BTF id and its
+		# amdgpu_bo/TTM layout, from check-kernel's JSON (docs/CLI.md; one line, these keys
+		# occur once).
+		val() { echo "$json" | sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p"; }
+		btf_id=$(val amdgpu_btf_id)
+		layout=$(val bo_layout | sed -n 's/^size=\([0-9]*\) preferred_domains=\([0-9]*\) tbo=\([0-9]*\) flags=\([0-9]*\)$/\1,\2,\3,\4/p')
+		ttm_size=$(val 'sizeof(struct ttm_buffer_object)')
+		ttm_type=$(val 'ttm_buffer_object.type')
+		[ -n "$btf_id" ] && [ -n "$layout" ] && [ -n "$ttm_size" ] && [ -n "$ttm_type" ] ||
+			die "rdna1ctl check-kernel $rel gave no BTF id or layout: $json"
+		btf_args="RDNA1_AMDGPU_BTF_ID=$btf_id RDNA1_BTF_BO_LAYOUT=$layout RDNA1_BTF_TTM_BO_SIZE=$ttm_size RDNA1_BTF_TTM_BO_TYPE=$ttm_type"
+		;;
+	0:*) echo "rdna1-mtype: Linux $rel: the hook's contract holds (rdna1ctl check-kernel, no BTF: by its verified source)" >&2 ;;
 	*'"basis":"unreadable"'*)
 		echo "rdna1-mtype: could not read Linux $rel's amdgpu BTF, the contract is not checked: $json" >&2 ;;
 	*)
@@ -38,6 +62,8 @@ elif [ -d "/lib/modules/$rel/kernel" ] || [ -d "/usr/lib/modules/$rel/kernel" ];
 else
 	echo "rdna1-mtype: Linux $rel is not installed here: the hook's contract is not checked before the build" >&2
 fi
+[ $verified = yes ] || [ -n "$btf_args" ] ||
+	die "Linux $rel is outside 7.2 to 7.3, whose source was verified, and its amdgpu BTF was not checked (above): the module is built for it only with the contract read from that BTF. Install rdna1ctl and this kernel's modules, then rebuild (dkms autoinstall)."
 cfg=$kdir/.config
 [ -r "$cfg" ] || cfg=$kdir/include/config/auto.conf
 [ -r "$cfg" ] || die "no kernel config in $kdir (.config or include/config/auto.conf): install the headers of $rel"
@@ -64,7 +90,7 @@ for c in ${RDNA1_RUSTC:-} rustc "rustc-$num" "/usr/lib/rust-$num/bin/rustc" \
 done
 [ -n "$found" ] || die "Linux $rel was built by \"$want\"; no such rustc found (tried:$(printf "$tried")). Install it: Ubuntu apt install rustc-$num; rustup: rustup toolchain install $(echo "$want" | cut -d' ' -f2); or set RDNA1_RUSTC=/path/to/rustc."
 
-args="KDIR=$kdir RUSTC=$found"
+args="KDIR=$kdir RUSTC=$found $btf_args"
 bindgen_want=$(conf CONFIG_BINDGEN_VERSION_TEXT)
 bindgen=""
 for b in bindgen "${CARGO_HOME:-/root/.cargo}/bin/bindgen"; do
@@ -80,7 +106,7 @@ done
 # names the package that has them.
 if [ ! -e "$kdir/rust/libkernel.rmeta" ] && [ ! -e "$kdir/rust/kernel.rmeta" ]; then
 	kdir=$(sh "$here/dkms-rust-metadata.sh" "$kdir" "$rel" "$found" "${bindgen:-bindgen}")
-	args="KDIR=$kdir RUSTC=$found${bindgen:+ BINDGEN=$bindgen}"
+	args="KDIR=$kdir RUSTC=$found $btf_args${bindgen:+ BINDGEN=$bindgen}"
 fi
 
 # A clang-built kernel builds its modules with the same LLVM major version.

@@ -6,6 +6,8 @@
  *    computed PTE flags and the device to Rust),
  *  - reading the device from amdgpu's adev (struct layout, with a runtime check),
  *  - a module notifier that arms the probe when amdgpu arrives and disarms it when it goes,
+ *    after checking it is amdgpu's own function in the amdgpu build the DKMS build checked
+ *    (struct module and sysfs, which the crate does not reach),
  *  - string module parameters writable at runtime (Rust params are integer and read-only):
  *    "mode" and "scope", and the read-only "armed" and "stats".
  * Every decision is made in Rust (rdna1_mtype_main.rs); this file only moves data.
@@ -14,15 +16,18 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fprobe.h>
+#include <linux/fs.h>
 #include <linux/ftrace.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/namei.h>
 #include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/sched/task_stack.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 #include <linux/version.h>
 #include <generated/utsrelease.h>
 #include <drm/ttm/ttm_bo.h>
@@ -34,24 +39,55 @@
 #define HOOKED_SYMBOL "gmc_v10_0_get_vm_pte"
 
 /*
- * Kernels whose gmc_v10_0_get_vm_pte(adev, vm, bo, vm_flags, flags), amdgpu_device head and
- * amdgpu_bo were checked against their source (tests/kernel/check-hook-source.sh): 7.2.13 and
- * 7.3.4, identical. 6.12 had (adev, mapping, flags); nothing between is verified. On any other
- * kernel the probe would read the wrong arguments, so the module refuses to load.
+ * The releases the module loads on. Built with the target amdgpu's BTF (kmod/dkms-make.sh:
+ * rdna1ctl check-kernel found the contract there, and rdna1_check_identity_locked() arms only
+ * on that very amdgpu): every release since 6.18, whose signature the contract states (6.12
+ * to 6.17 have (adev, mapping, flags)). Built without: only 7.2 and 7.3, whose
+ * gmc_v10_0_get_vm_pte, amdgpu_device head and amdgpu_bo were checked against their source
+ * (tests/kernel/check-hook-source.sh); elsewhere the probe would read unknown arguments.
  */
+#ifdef RDNA1_AMDGPU_BTF_ID
+#define RDNA1_KERNEL_MIN KERNEL_VERSION(6, 18, 0)
+#define RDNA1_KERNEL_END KERNEL_VERSION(255, 255, 255)
+#define RDNA1_KERNEL_RANGE "6.18 and later, with the contract checked on the kernel's BTF"
+#else
 #define RDNA1_KERNEL_MIN KERNEL_VERSION(7, 2, 0)
 #define RDNA1_KERNEL_END KERNEL_VERSION(7, 4, 0)
+#define RDNA1_KERNEL_RANGE "7.2 to 7.3 (built without the kernel's BTF: source-verified releases)"
+#endif
 
 static_assert(sizeof(struct rdna1_pte_call) == 32);
 
 const u32 rdna1_ttm_bo_size = sizeof(struct ttm_buffer_object);
 const u32 rdna1_ttm_bo_type_offset = offsetof(struct ttm_buffer_object, type);
+#ifdef RDNA1_BTF_BO_LAYOUT
+/*
+ * The DKMS build read the target amdgpu's BTF (kmod/dkms-make.sh, rdna1ctl check-kernel): the
+ * built-in layout is amdgpu's own, and the TTM struct these headers give must be the one its
+ * BTF describes.
+ */
+const u32 rdna1_builtin_bo_layout[4] = { RDNA1_BTF_BO_LAYOUT };
+static_assert(sizeof(struct ttm_buffer_object) == RDNA1_BTF_TTM_BO_SIZE);
+static_assert(offsetof(struct ttm_buffer_object, type) == RDNA1_BTF_TTM_BO_TYPE);
+#else
+/* No BTF at build time: the copy, for the kernels whose source was verified against it. */
 const u32 rdna1_builtin_bo_layout[4] = {
 	sizeof(struct rdna1_amdgpu_bo_7_2),
 	offsetof(struct rdna1_amdgpu_bo_7_2, preferred_domains),
 	offsetof(struct rdna1_amdgpu_bo_7_2, tbo),
 	offsetof(struct rdna1_amdgpu_bo_7_2, flags),
 };
+#endif
+
+/*
+ * The id (shared/src/btf_id.rs) of the amdgpu BTF the DKMS build checked the contract on; 0
+ * when it had none to check (a kernel without module BTF, or one not installed there): then
+ * the release range above is the only contract, and no id is compared.
+ */
+#ifndef RDNA1_AMDGPU_BTF_ID
+#define RDNA1_AMDGPU_BTF_ID 0
+#endif
+static const u64 rdna1_amdgpu_btf_id = RDNA1_AMDGPU_BTF_ID;
 
 /* What the entry handler saves for the exit handler, per call. */
 struct rdna1_entry_data {
@@ -175,7 +211,87 @@ static int rdna1_check_target_locked(void)
 	return 0;
 }
 
-static int rdna1_arm_locked(void)
+#ifdef CONFIG_DEBUG_INFO_BTF_MODULES
+/* More than any module's BTF (amdgpu's is a few MiB): a bound on what is read. */
+#define RDNA1_BTF_MAX (64U << 20)
+
+/*
+ * The id of the live amdgpu's BTF, from /sys/kernel/btf/amdgpu (a copy of its .BTF section).
+ * Read with kernel_read(), not kernel_read_file(): the latter is for files the kernel loads
+ * (firmware, modules, policies), and LSMs such as IPE warn on a read that is none of those.
+ */
+static int rdna1_live_btf_id(u64 *id)
+{
+	const char *path = "/sys/kernel/btf/" HOOKED_MODULE;
+	struct file *f;
+	loff_t size, pos = 0;
+	ssize_t n;
+	void *buf;
+	int ret = 0;
+
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	size = i_size_read(file_inode(f));
+	if (size <= 0 || size > RDNA1_BTF_MAX) {
+		ret = -EFBIG;
+		goto out;
+	}
+	buf = vmalloc(size);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (pos < size) {
+		n = kernel_read(f, buf + pos, size - pos, &pos);
+		if (n <= 0) {
+			ret = n ? n : -EIO;
+			break;
+		}
+	}
+	if (!ret)
+		*id = rdna1_mtype_btf_id(buf, size);
+	vfree(buf);
+out:
+	filp_close(f, NULL);
+	return ret;
+}
+#endif
+
+/*
+ * The amdgpu about to be hooked must be the build whose BTF was checked: its .BTF section is
+ * in @mod while it is coming (the kernel drops the pointer once init is done), and in
+ * /sys/kernel/btf/amdgpu, a copy of the same bytes, once it is live.
+ */
+static int rdna1_check_identity_locked(struct module *mod)
+{
+	u64 id = 0;
+	int ret = 0;
+
+	if (!rdna1_amdgpu_btf_id)
+		return 0;
+#ifdef CONFIG_DEBUG_INFO_BTF_MODULES
+	if (mod && mod->btf_data)
+		id = rdna1_mtype_btf_id(mod->btf_data, mod->btf_data_size);
+	else
+		ret = rdna1_live_btf_id(&id);
+#endif
+	if (ret) {
+		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
+			  "cannot read /sys/kernel/btf/%s (%d) to check it is the amdgpu this module was built for",
+			  HOOKED_MODULE, ret);
+		return -ESTALE;
+	}
+	if (id != rdna1_amdgpu_btf_id) {
+		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
+			  "%s's BTF (id %#llx) is not the one checked when this module was built (%#llx): rebuild it (dkms autoinstall)",
+			  HOOKED_MODULE, id, rdna1_amdgpu_btf_id);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+static int rdna1_arm_locked(struct module *mod)
 {
 	const char *sym = HOOKED_MODULE ":" HOOKED_SYMBOL;
 	int ret;
@@ -196,6 +312,8 @@ static int rdna1_arm_locked(void)
 		return ret;
 	}
 	ret = rdna1_check_target_locked();
+	if (!ret)
+		ret = rdna1_check_identity_locked(mod);
 	if (ret) {
 		unregister_fprobe(&rdna1_fprobe);
 		return ret;
@@ -229,7 +347,7 @@ static int rdna1_module_event(struct notifier_block *nb, unsigned long state,
 	if (state == MODULE_STATE_COMING) {
 		/* Before amdgpu's init runs: its first VM mapping is already covered. */
 		rdna1_amdgpu_going = false;
-		ret = rdna1_arm_locked();
+		ret = rdna1_arm_locked(mod);
 		if (ret == -ENOENT)
 			scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
 				  "%s has no traceable %s", HOOKED_MODULE, HOOKED_SYMBOL);
@@ -251,13 +369,28 @@ static struct notifier_block rdna1_module_nb = {
 	.priority = 1,
 };
 
+/*
+ * Whether a module named amdgpu is loaded: modules cannot search the module list, but a
+ * loaded module has /sys/module/NAME/initstate (a built-in one does not). Without sysfs
+ * mounted this says no, and the caller waits as before.
+ */
+static bool rdna1_amdgpu_present(void)
+{
+	struct path p;
+
+	if (kern_path("/sys/module/" HOOKED_MODULE "/initstate", LOOKUP_FOLLOW, &p))
+		return false;
+	path_put(&p);
+	return true;
+}
+
 int rdna1_mtype_hook_init(void)
 {
 	int ret;
 
 	if (LINUX_VERSION_CODE < RDNA1_KERNEL_MIN || LINUX_VERSION_CODE >= RDNA1_KERNEL_END) {
-		pr_err("Linux %s is outside the verified range 7.2 to 7.3: %s's arguments there are unknown; refusing to load\n",
-		       UTS_RELEASE, HOOKED_SYMBOL);
+		pr_err("Linux %s is outside %s: %s's arguments there are unknown; refusing to load\n",
+		       UTS_RELEASE, RDNA1_KERNEL_RANGE, HOOKED_SYMBOL);
 		return -EOPNOTSUPP;
 	}
 	/* Before arming: the first hooked call already classifies BOs. */
@@ -268,13 +401,19 @@ int rdna1_mtype_hook_init(void)
 	if (ret)
 		return ret;
 	mutex_lock(&rdna1_arm_lock);
-	ret = rdna1_arm_locked();
-	if (ret == -ENOENT) {
+	ret = rdna1_arm_locked(NULL);
+	if (ret == -ENOENT && rdna1_amdgpu_present()) {
+		/* amdgpu is there, its function is not: an error to show, not a wait. */
+		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
+			  "%s is loaded but has no traceable %s", HOOKED_MODULE, HOOKED_SYMBOL);
+		pr_err("not armed: %s\n", rdna1_arm_error);
+		ret = 0;
+	} else if (ret == -ENOENT) {
 		/* amdgpu is not loaded (or is unloading): the notifier arms when it comes. */
 		pr_info("waiting for %s\n", HOOKED_MODULE);
 		ret = 0;
-	} else if (ret == -EXDEV) {
-		/* The lookup landed outside amdgpu: stay loaded, unarmed, saying why. */
+	} else if (ret == -EXDEV || ret == -ESTALE) {
+		/* Not amdgpu's own function, or not the amdgpu checked: stay loaded, unarmed. */
 		pr_err("not armed: %s\n", rdna1_arm_error);
 		ret = 0;
 	} else if (ret) {

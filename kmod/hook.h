@@ -53,5 +53,7 @@ int rdna1_mtype_policy_store(u32 field, const char *val, size_t len);
 int rdna1_mtype_policy_show(u32 field, char *buf, size_t len);
 /* Rust; lock-free. */
 int rdna1_mtype_stats_show(char *buf, size_t len);
+/* Rust (shared/src/btf_id.rs): the id of a module's .BTF section. */
+u64 rdna1_mtype_btf_id(const void *data, size_t len);
 
 #endif

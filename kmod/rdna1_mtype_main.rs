@@ -23,6 +23,9 @@ pub mod abi;
 #[allow(dead_code)]
 /// BO classes and the `amdgpu_bo` layout (shared with rdna1ctl).
 pub mod bo;
+#[path = "../shared/src/btf_id.rs"]
+/// The id of an amdgpu build's BTF (shared with rdna1ctl).
+pub mod btf_id;
 #[path = "../shared/src/devices.rs"]
 #[allow(dead_code)]
 /// RDNA1 PCI ids (shared with rdna1ctl).
@@ -557,4 +560,19 @@ unsafe extern "C" fn rdna1_mtype_policy_show(field: u32, buf: *mut c_char, len: 
 unsafe extern "C" fn rdna1_mtype_stats_show(buf: *mut c_char, len: usize) -> c_int {
     // SAFETY: per this function's contract.
     unsafe { show(buf, len, stats::write_all) }
+}
+
+/// The id of a module's `.BTF` section, for hook.c's check that amdgpu is the build the DKMS
+/// build checked (one definition: `shared/src/btf_id.rs`).
+///
+/// # Safety
+///
+/// `data` points to `len` readable bytes that stay valid for the call.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn rdna1_mtype_btf_id(data: *const u8, len: usize) -> u64 {
+    // SAFETY: per this function's contract. hook.c passes amdgpu's `btf_data` from its
+    // MODULE_STATE_COMING notifier (run inside load_module, before do_init_module clears the
+    // pointer), or a vmalloc'd copy of /sys/kernel/btf/amdgpu that it frees after the call.
+    let bytes = unsafe { core::slice::from_raw_parts(data, len) };
+    btf_id::btf_id(bytes)
 }

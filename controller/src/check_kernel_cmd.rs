@@ -49,7 +49,12 @@ fn render(out: &mut impl Write, kver: &str, sources: Option<&Sources>, v: &Verdi
         writeln!(out, "{kver}: NOT hookable")?;
     }
     if let Some(s) = sources {
-        writeln!(out, "  amdgpu BTF: {}", s.amdgpu.display())?;
+        writeln!(
+            out,
+            "  amdgpu BTF: {} (id {})",
+            s.amdgpu.display(),
+            s.amdgpu_btf_id
+        )?;
         writeln!(out, "  base BTF:   {}", s.base.display())?;
     }
     if let Some(p) = &v.prototype {
@@ -156,6 +161,19 @@ mod tests {
             text.contains("kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko"),
             "{text}"
         );
+        // The id the DKMS build compiles in: of the module's .BTF section, as the running
+        // kernel's /sys/kernel/btf/amdgpu would give it.
+        let mut out = Vec::new();
+        run(&ctx(&d, true), Some("7.1.13+deb13-amd64"), &mut out).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let want = format!("{:#018x}", rdna1_mtype_shared::btf_id::btf_id(&split));
+        assert_eq!(doc["sources"]["amdgpu_btf_id"], want.as_str());
+        let r = running("id", "7.1.13+deb13-amd64", DEBIAN);
+        let mut out = Vec::new();
+        run(&ctx(&r, true), None, &mut out).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(doc["sources"]["amdgpu_btf_id"], want.as_str());
+        std::fs::remove_dir_all(r).unwrap();
         std::fs::remove_dir_all(d).unwrap();
     }
 

@@ -126,10 +126,10 @@ fn broken_machine_exits_3_with_fixes() {
         assert_eq!(status_of(&out, id), "warn", "{id}:\n{out}");
     }
     assert!(
-        line(&out, "kernel.release").contains("outside 7.2 to 7.3"),
+        line(&out, "kernel.release").contains("predates 6.18"),
         "{out}"
     );
-    assert!(out.contains("fix: boot a 7.2 or 7.3 kernel"), "{out}");
+    assert!(out.contains("fix: boot Linux 6.18 or later"), "{out}");
     assert!(out.contains("mokutil --import"), "{out}");
     assert!(out.trim_end().ends_with("fail: problems found"), "{out}");
 }

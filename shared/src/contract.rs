@@ -123,6 +123,11 @@ pub const FIELDS: [Field; 7] = [
 pub const ENUM_VALUES: [(&str, &str, u32); 1] =
     [("ttm_bo_type", "ttm_bo_type_sg", crate::bo::TTM_BO_TYPE_SG)];
 
+/// The first release (major, minor) with the contract's signature of `gmc_v10_0_get_vm_pte`
+/// ("drm/amdgpu: rework how PTE flags are generated", 6.18-rc1). `kmod/hook.c` and
+/// `kmod/dkms-make.sh` spell the same floor out in C and sh.
+pub const FIRST_RELEASE: (u32, u32) = (6, 18);
+
 /// Releases (major, minor) whose `gmc_v10_0_get_vm_pte`, `amdgpu_device` head and
 /// `amdgpu_bo` were checked against their source (tests/kernel/check-hook-source.sh): the only
 /// kernels accepted without BTF to check.

@@ -8,6 +8,7 @@
 
 pub mod abi;
 pub mod bo;
+pub mod btf_id;
 pub mod contract;
 pub mod devices;
 pub mod pci;

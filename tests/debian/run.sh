@@ -20,7 +20,7 @@ out=$1 limit=$2
 # cases that need no test-kernel-only feature. verify (96, 98) needs CONFIG_TRACE_EVENT_INJECT
 # to stand in for a GPU's page-table updates; Debian's kernel has none, so verify runs in the
 # test kernel's boots only.
-CASES=${RDNA1_DEBIAN_CASES:-20,30,31,34,36,40,80,82,85,87}
+CASES=${RDNA1_DEBIAN_CASES:-11,20,30,31,34,36,40,70,80,82,85,87,88}
 kver=$DEBIAN_KVER
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 
@@ -71,8 +71,23 @@ kbuild=/var/cache/rdna1-mtype/kbuild/$kver
 in_root sh -c "mkdir -p /tmp/amd && tar -xf /usr/src/linux-source-7.2.tar.xz -C /tmp/amd --strip-components=5 \
 	linux-source-7.2/drivers/gpu/drm/amd && make -C $kbuild M=/build/rdna1-mtype/tests/harness \
 	AMD=/tmp/amd modules" >"$out/harness-build.log" 2>&1 || { tail -n 30 "$out/harness-build.log" >&2; die "harness build failed"; }
+# The module as DKMS built it, but with another amdgpu BTF id: what an amdgpu replaced after
+# the build looks like to it (case 88).
+cat >"$mnt/tmp/stale-build.sh" <<'EOF'
+set -eu
+version=$1 kver=$2
+cp -r "/usr/src/rdna1-mtype-$version" /tmp/stale
+cd /tmp/stale/kmod
+# dkms-make.sh ends by running make with its arguments: one more, last, overrides the id.
+sed 's/^exec make -C "$here" $args$/& RDNA1_AMDGPU_BTF_ID=0x1/' dkms-make.sh >dkms-make-stale.sh
+grep -q 'RDNA1_AMDGPU_BTF_ID=0x1$' dkms-make-stale.sh
+sh dkms-make-stale.sh "/usr/lib/modules/$kver/build" "$kver"
+EOF
+in_root sh /tmp/stale-build.sh "$version" "$kver" >"$out/stale-build.log" 2>&1 ||
+	{ tail -n 30 "$out/stale-build.log" >&2; die "stale module build failed"; }
 mkdir -p "$out/test-modules"
 cp "$mnt"/build/rdna1-mtype/tests/harness/*.ko "$out/test-modules/"
+cp "$mnt/tmp/stale/kmod/rdna1_mtype.ko" "$out/test-modules/rdna1_mtype_stale.ko"
 
 log "debian: initramfs with Debian's modules (amdgpu and what it needs) and the DKMS module"
 tree=$out/modules/$kver

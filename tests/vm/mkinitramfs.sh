@@ -19,7 +19,7 @@ else
 	rel=$(cat "$kb/include/config/kernel.release")
 	modules=$kb/staging/lib/modules/$rel
 	tests=("$top/tests/harness/rdna1_mtype_harness.ko" "$top/tests/harness/rdna1_mtype_decoy.ko"
-		"$top/tests/bench/rdna1_mtype_bench.ko")
+		"$top/tests/harness/amdgpu.ko" "$top/tests/bench/rdna1_mtype_bench.ko")
 fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT

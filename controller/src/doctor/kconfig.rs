@@ -1,10 +1,10 @@
-//! The running kernel: its release (rdna1_mtype supports 7.2 and 7.3 only) and the config
+//! The running kernel: its release (6.18 or later; without BTF 7.2 and 7.3 only) and the config
 //! options the module, amdgpu/KFD and `rdna1ctl layout` need.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use rdna1_mtype_shared::contract::SOURCE_VERIFIED;
+use rdna1_mtype_shared::contract::{FIRST_RELEASE, SOURCE_VERIFIED};
 
 use super::{Check, Input};
 use crate::target::contract::major_minor;
@@ -111,24 +111,32 @@ fn release_check(input: &Input) -> Check {
             );
         }
     };
+    // What kmod/hook.c accepts: FIRST_RELEASE and later when built with the contract checked
+    // on the kernel's BTF (kernel.contract says whether it holds), else SOURCE_VERIFIED only.
     match major_minor(release) {
-        // The releases kmod/hook.c accepts (RDNA1_KERNEL_MIN 7.2.0, RDNA1_KERNEL_END 7.4.0).
         Some(mm) if SOURCE_VERIFIED.contains(&mm) => Check::ok(
             "kernel.release",
-            format!("Linux {release} is in the supported range 7.2 to 7.3"),
+            format!("Linux {release}: a release whose source was verified (7.2, 7.3)"),
+        ),
+        Some(mm) if mm >= FIRST_RELEASE => Check::ok(
+            "kernel.release",
+            format!(
+                "Linux {release}: 6.18 or later; rdna1_mtype loads when DKMS built it with the \
+                 contract checked on this kernel's BTF (kernel.contract)"
+            ),
         ),
         Some((major, minor)) => Check::fail(
             "kernel.release",
             format!(
-                "Linux {release} ({major}.{minor}) is outside 7.2 to 7.3: rdna1_mtype refuses to load \
-                 (Operation not supported) because gmc_v10_0_get_vm_pte's arguments there are unverified"
+                "Linux {release} ({major}.{minor}) predates 6.18: its gmc_v10_0_get_vm_pte is \
+                 (adev, mapping, flags), which the hook cannot read; rdna1_mtype refuses to load"
             ),
-            "boot a 7.2 or 7.3 kernel",
+            "boot Linux 6.18 or later",
         ),
         None => Check::fail(
             "kernel.release",
             format!("kernel release {release:?} has no major.minor version"),
-            "boot a 7.2 or 7.3 kernel",
+            "boot Linux 6.18 or later",
         ),
     }
 }
@@ -325,13 +333,24 @@ mod tests {
         assert_eq!(major_minor("6.12.48+deb13-amd64"), Some((6, 12)));
         assert_eq!(major_minor("garbage"), None);
         for ok in ["7.2.13-amd64", "7.3.4"] {
-            assert_check(&check(&tree(ok, GOOD), "kernel.release"), Status::Ok, &[ok]);
+            assert_check(
+                &check(&tree(ok, GOOD), "kernel.release"),
+                Status::Ok,
+                &[ok, "source was verified"],
+            );
         }
-        for bad in ["6.12.48+deb13-amd64", "7.4.0", "7.1.9"] {
+        for ok in ["6.18.15-arch1-1", "7.0.0-14-generic", "7.4.0", "8.1.2"] {
+            assert_check(
+                &check(&tree(ok, GOOD), "kernel.release"),
+                Status::Ok,
+                &[ok, "kernel.contract"],
+            );
+        }
+        for bad in ["6.12.48+deb13-amd64", "6.17.9"] {
             assert_check(
                 &check(&tree(bad, GOOD), "kernel.release"),
                 Status::Fail,
-                &[bad, "outside 7.2 to 7.3"],
+                &[bad, "predates 6.18"],
             );
         }
         assert_check(

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use btf_rs::Btf;
+use rdna1_mtype_shared::btf_id;
 use serde::Serialize;
 
 use crate::bo_layout::{AMDGPU_BTF, VMLINUX_BTF};
@@ -63,6 +64,9 @@ pub struct Sources {
     pub base: PathBuf,
     /// amdgpu's BTF: `/sys/kernel/btf/amdgpu` (the loaded module) or a module file.
     pub amdgpu: PathBuf,
+    /// The id of that BTF (`shared::btf_id`, as `0x` and 16 hex digits): the DKMS build
+    /// compiles it into the module, which arms only on an amdgpu with the same id.
+    pub amdgpu_btf_id: String,
 }
 
 /// amdgpu's BTF of kernel `kver`, split on that kernel's base BTF.
@@ -109,6 +113,7 @@ pub fn load(root: &SysRoot, kver: &str) -> Result<TargetBtf> {
         sources: Sources {
             base: base_path,
             amdgpu: split_path,
+            amdgpu_btf_id: format!("{:#018x}", btf_id::btf_id(&split_bytes)),
         },
     })
 }
