@@ -23,15 +23,16 @@ say() { echo "rdna1-mtype: $*" >&2; }
 headers=$(cd "$kdir" && pwd -P)
 [ -f "$headers/.kernelvariables" ] && grep -q '^KBUILD_OUTPUT=' "$headers/Makefile" ||
 	die "$kdir/rust has no libkernel.rmeta and this is not a Debian headers tree it could be rebuilt for: install the kernel's Rust metadata (Ubuntu: apt install linux-lib-rust-$rel; docs/INSTALL.md)"
-hpkg=$(dpkg-query -S "$headers/.config" 2>/dev/null | cut -d: -f1) ||
-	die "no package owns $headers/.config: cannot tell which linux-source matches it"
-hver=$(dpkg-query -W -f '${Version}' "$hpkg")
+hpkg=$(dpkg-query -S "$headers/.config" 2>/dev/null | cut -d: -f1 || true)
+[ -n "$hpkg" ] || die "no package owns $headers/.config: cannot tell which linux-source matches it"
+hver=$(dpkg-query -W -f '${Version}' "$hpkg") || die "dpkg-query cannot tell the version of $hpkg"
 series=$(echo "$rel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 spkg=linux-source-$series
 tarball=/usr/src/$spkg.tar.xz
 sver=$(dpkg-query -W -f '${Version}' "$spkg" 2>/dev/null || true)
-[ "$sver" = "$hver" ] && [ -r "$tarball" ] ||
+[ "$sver" = "$hver" ] ||
 	die "Debian's $hpkg ships no Rust metadata; it is rebuilt from the kernel source of the same version: apt install $spkg=$hver${sver:+ (installed: $sver)}"
+[ -r "$tarball" ] || die "$tarball is missing although $spkg $sver is installed: apt install --reinstall $spkg"
 missing=""
 for t in make flex bison bc python3 openssl pahole xz; do
 	command -v "$t" >/dev/null 2>&1 || missing="$missing $t"

@@ -89,6 +89,13 @@ mkdir -p "$out/test-modules"
 cp "$mnt"/build/rdna1-mtype/tests/harness/*.ko "$out/test-modules/"
 cp "$mnt/tmp/stale/kmod/rdna1_mtype.ko" "$out/test-modules/rdna1_mtype_stale.ko"
 
+# Without the matching kernel source the build names the package to install (last: the
+# builds above needed it; the overlay forgets the removal).
+in_root dpkg --remove linux-source-7.2 >"$out/remove-source.log" 2>&1 || die "dpkg --remove linux-source-7.2 failed"
+msg=$(in_root sh "/usr/src/rdna1-mtype-$version/kmod/dkms-rust-metadata.sh" "/usr/lib/modules/$kver/build" \
+	"$kver" rustc 2>&1) && die "dkms-rust-metadata.sh went on without linux-source-7.2"
+[[ $msg == *"apt install linux-source-7.2=$DEBIAN_KVER_VERSION"* ]] || die "missing-source message: $msg"
+
 log "debian: initramfs with Debian's modules (amdgpu and what it needs) and the DKMS module"
 tree=$out/modules/$kver
 rm -rf "$out/modules" && mkdir -p "$tree"
