@@ -63,7 +63,7 @@ else
 	echo "rdna1-mtype: Linux $rel is not installed here: the hook's contract is not checked before the build" >&2
 fi
 [ $verified = yes ] || [ -n "$btf_args" ] ||
-	die "Linux $rel is outside 7.2 to 7.3, whose source was verified, and its amdgpu BTF was not checked (above): the module is built for it only with the contract read from that BTF. Install rdna1ctl and this kernel's modules, then rebuild (dkms autoinstall)."
+	die "Linux $rel is outside 7.2 to 7.3, whose source was verified, and its amdgpu BTF was not checked (above: rdna1ctl missing, the kernel not installed, or its amdgpu without BTF): the module is built for it only with the contract read from that BTF (docs/KERNELS.md)."
 cfg=$kdir/.config
 [ -r "$cfg" ] || cfg=$kdir/include/config/auto.conf
 [ -r "$cfg" ] || die "no kernel config in $kdir (.config or include/config/auto.conf): install the headers of $rel"

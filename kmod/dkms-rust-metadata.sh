@@ -45,7 +45,7 @@ key=$({
 	echo "$hpkg $hver $spkg $sver"
 	"$rustc" --version
 	"$bindgen" --version 2>/dev/null || true
-	cat "$headers/.config" "$headers/.kernelvariables"
+	cat "$headers/.config" "$headers/.kernelvariables" "$0"
 } | sha256sum | cut -c1-16)
 if [ -f "$out/.rdna1-key" ] && [ "$(cat "$out/.rdna1-key")" = "$key" ]; then
 	say "Linux $rel: reusing its Rust metadata in $out"
@@ -65,10 +65,16 @@ mk() { make -s -C "$work" RUSTC="$rustc" BINDGEN="$bindgen" "$@" >"$work/.log" 2
 }; }
 mk olddefconfig
 # The metadata is only right for the configuration the kernel was built with: a toolchain that
-# answers Kconfig's probes differently (another gcc, openssl or pahole) gives another one.
-if ! cmp -s "$headers/.config" "$work/.config"; then
-	diff "$headers/.config" "$work/.config" | head -n 20 >&2
-	die "$spkg configured with $rel's .config gives a different configuration (above, < $rel, > here): install the toolchain $rel was built with (its compiler: $(sed -n 's/^CONFIG_CC_VERSION_TEXT=//p' "$headers/.config"))"
+# answers Kconfig's probes differently (gcc, openssl, pahole without a feature; no rust-src,
+# bindgen or libclang, which turns RUST off) gives another one. The tools' version strings
+# alone (CONFIG_*_VERSION, *_VERSION_TEXT) may differ: sid's gcc-16 moves on from the one that
+# built the kernel, and rustc itself was matched exactly (dkms-make.sh).
+cfg_sans_versions() { grep -vE '^CONFIG_[A-Z0-9_]*_VERSION(_TEXT)?=' "$1"; }
+cfg_sans_versions "$headers/.config" >"$work/.config.theirs"
+cfg_sans_versions "$work/.config" >"$work/.config.ours"
+if ! cmp -s "$work/.config.theirs" "$work/.config.ours"; then
+	diff "$work/.config.theirs" "$work/.config.ours" | head -n 20 >&2
+	die "$spkg configured with $rel's .config gives a different configuration (above, < $rel, > here): install the tools $rel was built with (rust-src, bindgen and libclang for Rust; its compiler: $(sed -n 's/^CONFIG_CC_VERSION_TEXT=//p' "$headers/.config"))"
 fi
 mk -j"$(nproc)" prepare
 

@@ -84,6 +84,9 @@ const u32 rdna1_builtin_bo_layout[4] = {
  * when it had none to check (a kernel without module BTF, or one not installed there): then
  * the release range above is the only contract, and no id is compared.
  */
+#if defined(RDNA1_AMDGPU_BTF_ID) && !defined(CONFIG_DEBUG_INFO_BTF_MODULES)
+#error "an amdgpu BTF id is compared at load, which needs CONFIG_DEBUG_INFO_BTF_MODULES"
+#endif
 #ifndef RDNA1_AMDGPU_BTF_ID
 #define RDNA1_AMDGPU_BTF_ID 0
 #endif
@@ -259,35 +262,51 @@ out:
 #endif
 
 /*
- * The amdgpu about to be hooked must be the build whose BTF was checked: its .BTF section is
- * in @mod while it is coming (the kernel drops the pointer once init is done), and in
- * /sys/kernel/btf/amdgpu, a copy of the same bytes, once it is live.
+ * The amdgpu about to be hooked must be the build whose BTF was checked. While it is coming
+ * (@mod: this runs from its MODULE_STATE_COMING notifier, called by prepare_coming_module()
+ * before load_module() frees the file copy that mod->btf_data points into), its .BTF
+ * section; once live, /sys/kernel/btf/amdgpu, the kernel's copy of those bytes. An amdgpu
+ * built out of tree has a distilled base (.BTF.base) and the kernel rewrites its copy against
+ * vmlinux, so the two would differ; check-kernel reads no such module either: refused by name.
  */
 static int rdna1_check_identity_locked(struct module *mod)
 {
+#ifdef CONFIG_DEBUG_INFO_BTF_MODULES
+	const char *why = NULL;
 	u64 id = 0;
-	int ret = 0;
+	int ret;
 
 	if (!rdna1_amdgpu_btf_id)
 		return 0;
-#ifdef CONFIG_DEBUG_INFO_BTF_MODULES
-	if (mod && mod->btf_data)
+	if (mod && !mod->btf_data) {
+		why = "has no BTF";
+	} else if (mod && mod->btf_base_data) {
+		why = "was built out of tree (its BTF has a distilled base)";
+	} else if (mod) {
 		id = rdna1_mtype_btf_id(mod->btf_data, mod->btf_data_size);
-	else
+	} else {
 		ret = rdna1_live_btf_id(&id);
-#endif
-	if (ret) {
+		if (ret) {
+			scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
+				  "cannot read /sys/kernel/btf/%s (%d) to check it is the %s this module was built for",
+				  HOOKED_MODULE, ret, HOOKED_MODULE);
+			return -ESTALE;
+		}
+	}
+	if (why) {
 		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-			  "cannot read /sys/kernel/btf/%s (%d) to check it is the amdgpu this module was built for",
-			  HOOKED_MODULE, ret);
+			  "%s %s: it is not the one checked when this module was built",
+			  HOOKED_MODULE, why);
 		return -ESTALE;
 	}
 	if (id != rdna1_amdgpu_btf_id) {
 		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-			  "%s's BTF (id %#llx) is not the one checked when this module was built (%#llx): rebuild it (dkms autoinstall)",
-			  HOOKED_MODULE, id, rdna1_amdgpu_btf_id);
+			  "%s's BTF (id %#llx) is not the one checked when this module was built (%#llx): rebuild it (dkms install --force rdna1-mtype/%s -k %s)",
+			  HOOKED_MODULE, id, rdna1_amdgpu_btf_id, RDNA1_MTYPE_VERSION,
+			  UTS_RELEASE);
 		return -ESTALE;
 	}
+#endif
 	return 0;
 }
 

@@ -571,8 +571,9 @@ unsafe extern "C" fn rdna1_mtype_stats_show(buf: *mut c_char, len: usize) -> c_i
 #[unsafe(no_mangle)]
 unsafe extern "C" fn rdna1_mtype_btf_id(data: *const u8, len: usize) -> u64 {
     // SAFETY: per this function's contract. hook.c passes amdgpu's `btf_data` from its
-    // MODULE_STATE_COMING notifier (run inside load_module, before do_init_module clears the
-    // pointer), or a vmalloc'd copy of /sys/kernel/btf/amdgpu that it frees after the call.
+    // MODULE_STATE_COMING notifier, which prepare_coming_module() calls before load_module()
+    // frees the file copy the pointer points into, or a vmalloc'd copy of
+    // /sys/kernel/btf/amdgpu that it frees after the call.
     let bytes = unsafe { core::slice::from_raw_parts(data, len) };
     btf_id::btf_id(bytes)
 }

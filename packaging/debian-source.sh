@@ -1,12 +1,13 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Stages a Debian source tree of rdna1-mtype in DIR: the repository's files, debian/ from
 # packaging/debian with a changelog at the workspace version, and the crates rdna1ctl builds
 # with (cargo vendor), so that the build needs no network. Then, on Debian:
 #   cd DIR && dpkg-buildpackage -b -us -uc   (Build-Depends: debhelper, dh-dkms, cargo, rustc)
 #   sudo apt install ../rdna1ctl_*.deb ../rdna1-mtype-dkms_*.deb
+# A native package (source format 3.0 (native)): its version is the workspace version.
 # usage: debian-source.sh DIR   (DIR must not exist or be empty)
-set -eu
+set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=$1
 die() { echo "debian-source.sh: $*" >&2; exit 1; }
@@ -19,7 +20,7 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 	tar -xf - -C "$dir"
 cp -r "$top/packaging/debian" "$dir/debian"
 cat >"$dir/debian/changelog" <<EOF
-rdna1-mtype ($version-1) unstable; urgency=medium
+rdna1-mtype ($version) unstable; urgency=medium
 
   * Version $version, built from the repository (packaging/debian-source.sh).
 

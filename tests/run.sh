@@ -18,7 +18,7 @@ out=$top/build/test
 # A run cut off (CI's kill) may leave the Debian stage's overlay and proc mounted below $out:
 # unmount them before removing the tree, which must not reach into them.
 findmnt -rn -o TARGET | { grep "^$out/" || true; } | sort -r | xargs -r -n1 umount -l
-rm -rf "$out"
+rm -rf --one-file-system "$out"
 mkdir -p "$out"
 . "$top/tests/kernel/env.sh"
 t0=$(date +%s)

@@ -208,6 +208,41 @@ mod tests {
     }
 
     #[test]
+    fn out_of_tree_amdgpu_is_refused_by_name() {
+        // Installed: a module whose BTF has a distilled base. The ELF's string table section
+        // renamed (same length) to .BTF.base is enough for the reader to see one.
+        let (base, split) = kernel(DEBIAN);
+        let d = installed("oot", "7.2.13+deb14-amd64", &base, &split);
+        let ko = d
+            .join("usr/lib/modules/7.2.13+deb14-amd64/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko");
+        let mut elf = std::fs::read(&ko).unwrap();
+        let at = elf.windows(10).position(|w| w == b".shstrtab\0").unwrap();
+        elf[at..at + 10].copy_from_slice(b".BTF.base\0");
+        std::fs::write(&ko, &elf).unwrap();
+        let mut out = Vec::new();
+        let code = run(&ctx(&d, false), Some("7.2.13+deb14-amd64"), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(code, Code::Problems, "{text}");
+        assert!(text.contains("built out of tree"), "{text}");
+        std::fs::remove_dir_all(&d).unwrap();
+
+        // Running: the loaded amdgpu tainted out of tree.
+        let d = running("oot-live", "7.2.13+deb14-amd64", DEBIAN);
+        std::fs::create_dir_all(d.join("sys/module/amdgpu")).unwrap();
+        std::fs::write(d.join("sys/module/amdgpu/taint"), "OE\n").unwrap();
+        let mut out = Vec::new();
+        let code = run(&ctx(&d, false), None, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(code, Code::Problems, "{text}");
+        assert!(text.contains("the loaded amdgpu is out of tree"), "{text}");
+        // In tree (no taint letters): hookable.
+        std::fs::write(d.join("sys/module/amdgpu/taint"), "\n").unwrap();
+        let code = run(&ctx(&d, false), None, &mut Vec::new()).unwrap();
+        assert_eq!(code, Code::Ok);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
     fn kernel_not_installed_is_refused_with_why() {
         let d = running("absent", "7.2.13+deb14-amd64", DEBIAN);
         let mut out = Vec::new();

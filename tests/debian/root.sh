@@ -20,10 +20,13 @@ if [ -f "$root/.rdna1-complete" ]; then
 fi
 command -v mmdebstrap >/dev/null || die "mmdebstrap missing (tests/kernel/setup-host.sh installs it)"
 mkdir -p "$RDNA1_CACHE/debian-root"
+# An mmdebstrap that was killed leaves its mounts (proc, sys, the host's /dev/shm) in its
+# target: unmount them before anything below is removed, and never cross a mount.
+findmnt -rn -o TARGET | { grep "^$RDNA1_CACHE/debian-root/" || true; } | sort -r | xargs -r -n1 umount -l
 # Older roots are left behind by a package change: keep only this one.
-find "$RDNA1_CACHE/debian-root" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} +
+find "$RDNA1_CACHE/debian-root" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf --one-file-system {} +
 tmp=$root.tmp
-rm -rf "$tmp"
+rm -rf --one-file-system "$tmp"
 log "making the Debian sid root for $DEBIAN_KVER (mmdebstrap)"
 # shellcheck disable=SC2086 # the package list is words
 mmdebstrap --quiet --variant=minbase --mode=root \

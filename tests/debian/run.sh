@@ -33,19 +33,21 @@ cleanup() {
 	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}"; done
 }
 trap cleanup EXIT
-mount -t overlay overlay -o "lowerdir=$lower,upperdir=$out/upper,workdir=$out/work" "$mnt" && mounts+=("$mnt")
-mount -t proc proc "$mnt/proc" && mounts+=("$mnt/proc")
+mount -t overlay overlay -o "lowerdir=$lower,upperdir=$out/upper,workdir=$out/work" "$mnt"
+mounts+=("$mnt")
+mount -t proc proc "$mnt/proc"
+mounts+=("$mnt/proc")
 # rdna1ctl's crates build incrementally across runs; the cache is keyed by cargo itself.
 mkdir -p "$mnt/var/cache/rdna1-cargo-target"
-mount --bind "$RDNA1_CACHE/debian-cargo-target" "$mnt/var/cache/rdna1-cargo-target" &&
-	mounts+=("$mnt/var/cache/rdna1-cargo-target")
+mount --bind "$RDNA1_CACHE/debian-cargo-target" "$mnt/var/cache/rdna1-cargo-target"
+mounts+=("$mnt/var/cache/rdna1-cargo-target")
 in_root() { chroot "$mnt" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
 
 log "debian: building the packages rdna1ctl and rdna1-mtype-dkms $version in sid"
 "$top/packaging/debian-source.sh" "$mnt/build/rdna1-mtype" >/dev/null
 in_root sh -c 'cd /build/rdna1-mtype && CARGO_TARGET_DIR=/var/cache/rdna1-cargo-target dpkg-buildpackage -b -us -uc' \
 	>"$out/package-build.log" 2>&1 || { tail -n 30 "$out/package-build.log" >&2; die "dpkg-buildpackage failed"; }
-debs=("/build/rdna1ctl_${version}-1_amd64.deb" "/build/rdna1-mtype-dkms_${version}-1_all.deb")
+debs=("/build/rdna1ctl_${version}_amd64.deb" "/build/rdna1-mtype-dkms_${version}_all.deb")
 for d in "${debs[@]}"; do [ -f "$mnt$d" ] || die "dpkg-buildpackage made no $d"; done
 contents=$(dpkg-deb -c "$mnt${debs[1]}")
 [[ $contents == *"usr/src/rdna1-mtype-$version/dkms.conf"* ]] || die "rdna1-mtype-dkms has no dkms.conf"
@@ -62,6 +64,9 @@ grep -q "Linux $kver: the hook's contract holds" "$out/dkms-make.log" ||
 	die "the DKMS build did not check the contract ($out/dkms-make.log)"
 grep -q "rebuilding the kernel's Rust metadata from linux-source-7.2 $DEBIAN_KVER_VERSION" "$out/dkms-make.log" ||
 	die "the DKMS build did not rebuild the Rust metadata ($out/dkms-make.log)"
+# ... and compiled in what the check read from amdgpu's BTF (case 88 relies on it).
+grep -q "^rdna1-mtype: building for $kver .* RDNA1_AMDGPU_BTF_ID=0x[0-9a-f]\{16\} RDNA1_BTF_BO_LAYOUT=" \
+	"$out/dkms-make.log" || die "the DKMS build did not use amdgpu's BTF id and layout ($out/dkms-make.log)"
 ko=$(find "$mnt/usr/lib/modules/$kver/updates/dkms" -name 'rdna1_mtype.ko*' | head -n1)
 [ -n "$ko" ] || die "DKMS installed no rdna1_mtype.ko for $kver"
 in_root rdna1ctl check-kernel "$kver" >"$out/check-kernel.txt" || die "check-kernel $kver: $(cat "$out/check-kernel.txt")"

@@ -30,11 +30,33 @@ impl std::fmt::Display for NoBtf {
 
 impl std::error::Error for NoBtf {}
 
+/// An amdgpu built out of tree (amdgpu-dkms, say): its BTF has a distilled base
+/// (`.BTF.base`) that the kernel rewrites against vmlinux at load, so the module cannot
+/// compare it with what was checked (`shared/src/btf_id.rs`). A verdict: not hookable.
+#[derive(Debug)]
+pub struct OutOfTree(pub String);
+
+impl std::fmt::Display for OutOfTree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OutOfTree {}
+
 /// Whether kernel `kver` can be hooked, and from which files that was decided: from its BTF
 /// if it has any, else by [`contract::without_btf`]. Unreadable files make it not hookable.
 pub fn assess(root: &SysRoot, kver: &str) -> (contract::Verdict, Option<Sources>) {
     match load(root, kver) {
         Ok(t) => (contract::check(&t.btf), Some(t.sources)),
+        Err(e) if e.chain().any(|c| c.is::<OutOfTree>()) => (
+            contract::Verdict {
+                basis: contract::Basis::Btf,
+                problems: vec![format!("{e:#}")],
+                ..contract::Verdict::default()
+            },
+            None,
+        ),
         Err(e) => match e.chain().find_map(|c| c.downcast_ref::<NoBtf>()) {
             Some(no) => (contract::without_btf(kver, &no.0), None),
             None => (
@@ -75,6 +97,9 @@ pub struct TargetBtf {
     pub sources: Sources,
 }
 
+const OUT_OF_TREE: &str = "rdna1_mtype hooks only the amdgpu built with the kernel, whose BTF \
+     it can compare at load (remove amdgpu-dkms, or use the kernel's own amdgpu)";
+
 /// Reads amdgpu's BTF of `kver`. For the running kernel, the loaded amdgpu
 /// (`/sys/kernel/btf/amdgpu`, which is what would be hooked) if there is one; otherwise the
 /// installed files: the amdgpu module modprobe would load, on the base BTF of the running
@@ -86,12 +111,28 @@ pub fn load(root: &SysRoot, kver: &str) -> Result<TargetBtf> {
     // amdgpu first: a module without BTF decides the verdict (see `assess`) before a
     // missing image can.
     let (split_bytes, split_path) = if running && sys_amdgpu.is_file() {
+        // The loaded module's taint letters: "O" is out of tree.
+        let taint = root.path("/sys/module/amdgpu/taint");
+        if root.read_attr(&taint)?.is_some_and(|t| t.contains('O')) {
+            return Err(OutOfTree(format!(
+                "the loaded amdgpu is out of tree ({} has O): {OUT_OF_TREE}",
+                taint.display()
+            ))
+            .into());
+        }
         let b = std::fs::read(&sys_amdgpu)
             .with_context(|| format!("reading {}", sys_amdgpu.display()))?;
         (b, sys_amdgpu)
     } else {
         let module = locate::amdgpu_module(root, kver)?;
         let elf = unpack::read_file(&module)?;
+        if unpack::has_section(&elf, ".BTF.base", &module)? {
+            return Err(OutOfTree(format!(
+                "{} was built out of tree (its BTF has a distilled base, .BTF.base): {OUT_OF_TREE}",
+                module.display()
+            ))
+            .into());
+        }
         (unpack::btf_section(&elf, &module)?, module)
     };
     let (base_bytes, base_path) = if running && sys_base.is_file() {

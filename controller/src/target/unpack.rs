@@ -78,6 +78,13 @@ pub fn btf_section(elf: &[u8], what: &Path) -> Result<Vec<u8>> {
     Ok(data.to_vec())
 }
 
+/// Whether the ELF object `elf` has a section `name`.
+pub fn has_section(elf: &[u8], name: &str, what: &Path) -> Result<bool> {
+    let file = object::File::parse(elf)
+        .with_context(|| format!("{} is not an ELF object", what.display()))?;
+    Ok(file.section_by_name(name).is_some())
+}
+
 /// The vmlinux ELF inside a kernel image: a bzImage (x86 boot protocol 2.08+: the payload's
 /// place is in the setup header) or a vmlinux itself.
 pub fn vmlinux_from_image(image: &[u8], what: &Path) -> Result<Vec<u8>> {
