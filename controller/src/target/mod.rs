@@ -18,47 +18,43 @@ use serde::Serialize;
 use crate::bo_layout::{AMDGPU_BTF, VMLINUX_BTF};
 use crate::sysroot::SysRoot;
 
-/// A kernel without BTF to read (the error's message says which file lacks it).
+/// Why a kernel's amdgpu BTF was not read as usual; each kind leads to its own verdict.
 #[derive(Debug)]
-pub struct NoBtf(pub String);
+pub enum NotRead {
+    /// A kernel without BTF to read (the message says which file lacks it): decided by
+    /// [`contract::without_btf`].
+    NoBtf(String),
+    /// An amdgpu built out of tree (amdgpu-dkms, say): its BTF has a distilled base
+    /// (`.BTF.base`) that the kernel rewrites against vmlinux at load, so the module cannot
+    /// compare it with what was checked (`shared/src/btf_id.rs`). Not hookable.
+    OutOfTree(String),
+}
 
-impl std::fmt::Display for NoBtf {
+impl std::fmt::Display for NotRead {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            NotRead::NoBtf(m) | NotRead::OutOfTree(m) => f.write_str(m),
+        }
     }
 }
 
-impl std::error::Error for NoBtf {}
-
-/// An amdgpu built out of tree (amdgpu-dkms, say): its BTF has a distilled base
-/// (`.BTF.base`) that the kernel rewrites against vmlinux at load, so the module cannot
-/// compare it with what was checked (`shared/src/btf_id.rs`). A verdict: not hookable.
-#[derive(Debug)]
-pub struct OutOfTree(pub String);
-
-impl std::fmt::Display for OutOfTree {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for OutOfTree {}
+impl std::error::Error for NotRead {}
 
 /// Whether kernel `kver` can be hooked, and from which files that was decided: from its BTF
 /// if it has any, else by [`contract::without_btf`]. Unreadable files make it not hookable.
 pub fn assess(root: &SysRoot, kver: &str) -> (contract::Verdict, Option<Sources>) {
     match load(root, kver) {
         Ok(t) => (contract::check(&t.btf), Some(t.sources)),
-        Err(e) if e.chain().any(|c| c.is::<OutOfTree>()) => (
-            contract::Verdict {
-                basis: contract::Basis::Btf,
-                problems: vec![format!("{e:#}")],
-                ..contract::Verdict::default()
-            },
-            None,
-        ),
-        Err(e) => match e.chain().find_map(|c| c.downcast_ref::<NoBtf>()) {
-            Some(no) => (contract::without_btf(kver, &no.0), None),
+        Err(e) => match e.chain().find_map(|c| c.downcast_ref::<NotRead>()) {
+            Some(NotRead::NoBtf(why)) => (contract::without_btf(kver, why), None),
+            Some(NotRead::OutOfTree(_)) => (
+                contract::Verdict {
+                    basis: contract::Basis::Btf,
+                    problems: vec![format!("{e:#}")],
+                    ..contract::Verdict::default()
+                },
+                None,
+            ),
             None => (
                 contract::Verdict {
                     basis: contract::Basis::Unreadable,
@@ -114,7 +110,7 @@ pub fn load(root: &SysRoot, kver: &str) -> Result<TargetBtf> {
         // The loaded module's taint letters: "O" is out of tree.
         let taint = root.path("/sys/module/amdgpu/taint");
         if root.read_attr(&taint)?.is_some_and(|t| t.contains('O')) {
-            return Err(OutOfTree(format!(
+            return Err(NotRead::OutOfTree(format!(
                 "the loaded amdgpu is out of tree ({} has O): {OUT_OF_TREE}",
                 taint.display()
             ))
@@ -127,7 +123,7 @@ pub fn load(root: &SysRoot, kver: &str) -> Result<TargetBtf> {
         let module = locate::amdgpu_module(root, kver)?;
         let elf = unpack::read_file(&module)?;
         if unpack::has_section(&elf, ".BTF.base", &module)? {
-            return Err(OutOfTree(format!(
+            return Err(NotRead::OutOfTree(format!(
                 "{} was built out of tree (its BTF has a distilled base, .BTF.base): {OUT_OF_TREE}",
                 module.display()
             ))

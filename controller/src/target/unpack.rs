@@ -66,7 +66,7 @@ pub fn btf_section(elf: &[u8], what: &Path) -> Result<Vec<u8>> {
     let file = object::File::parse(elf)
         .with_context(|| format!("{} is not an ELF object", what.display()))?;
     let section = file.section_by_name(".BTF").ok_or_else(|| {
-        anyhow::Error::new(super::NoBtf(format!(
+        anyhow::Error::new(super::NotRead::NoBtf(format!(
             "{} has no .BTF section: its kernel was built without CONFIG_DEBUG_INFO_BTF \
              (module BTF needs CONFIG_DEBUG_INFO_BTF_MODULES)",
             what.display()
