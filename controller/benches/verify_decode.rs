@@ -3,28 +3,20 @@
 //! `decode_page` verify runs, with a per-pid/MTYPE tally as the sink. Prints numbers; asserts
 //! only that every record was decoded. Run: `cargo bench -p rdna1ctl --bench verify_decode`.
 
-// Their unit tests compile to nothing here (no test harness), hence the allows.
-#[path = "../src/verify/decode.rs"]
-#[allow(dead_code, unused_imports)]
-mod decode;
-#[path = "../src/verify/format.rs"]
-#[allow(dead_code, unused_imports)]
-mod format;
-
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Instant;
 
-use decode::{decode_page, encode_page, Update};
-use format::{PageLayout, UpdatePtesLayout};
+use rdna1ctl::trace::decode::{decode_page, encode_page, Update};
+use rdna1ctl::trace::format::{PageLayout, UpdatePtesLayout};
 
 fn main() {
     let ev = UpdatePtesLayout::parse(include_str!(
-        "../src/verify/fixtures/amdgpu_vm_update_ptes.format"
+        "../src/trace/fixtures/amdgpu_vm_update_ptes.format"
     ))
     .expect("format");
     let pl =
-        PageLayout::parse(include_str!("../src/verify/fixtures/header_page")).expect("header_page");
+        PageLayout::parse(include_str!("../src/trace/fixtures/header_page")).expect("header_page");
     // Records as the kernel writes them: the 72-byte entry (64 bytes of fields, the 4-byte
     // __data_loc of dst, padding) plus nptes * 8 bytes of dst; nptes 32 needs array[0].
     for (label, rec_len) in [

@@ -5,8 +5,6 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
 
-use crate::set_cmd::{parse_classes, parse_mode, parse_scope};
-
 /// Control the rdna1_mtype kernel module, which forces MTYPE_NC in the GPU page tables of
 /// RDNA1 (gfx1010/1011/1012) VM mappings, and check what it did.
 ///
@@ -61,14 +59,7 @@ pub enum Command {
     /// keep their value). Prints the policy as the module reads it back.
     ///
     /// Example: `sudo rdna1ctl enable --scope rdna1`
-    Enable {
-        /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0).
-        #[arg(long, value_parser = parse_scope)]
-        scope: Option<Scope>,
-        /// BO classes whose forced UC is rewritten: coherent, uncached, coherent,uncached, none.
-        #[arg(long, value_parser = parse_classes)]
-        classes: Option<Classes>,
-    },
+    Enable(PolicyArgs),
     /// Stop changing mappings (root only): mode off. Mappings made meanwhile keep their MTYPE.
     ///
     /// Example: `sudo rdna1ctl disable`
@@ -81,12 +72,8 @@ pub enum Command {
         /// off (pass through), audit (count what enforce would change) or enforce (write NC).
         #[arg(long, value_parser = parse_mode)]
         mode: Option<Mode>,
-        /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0).
-        #[arg(long, value_parser = parse_scope)]
-        scope: Option<Scope>,
-        /// BO classes whose forced UC is rewritten: coherent, uncached, coherent,uncached, none.
-        #[arg(long, value_parser = parse_classes)]
-        classes: Option<Classes>,
+        #[command(flatten)]
+        policy: PolicyArgs,
     },
     /// Set the policy from a config file (root only): what rdna1-mtype.service runs at boot.
     ///
@@ -174,6 +161,17 @@ pub enum Command {
     Man,
 }
 
+/// The policy options `enable` and `set` share.
+#[derive(Args, Debug, Clone)]
+pub struct PolicyArgs {
+    /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0).
+    #[arg(long, value_parser = parse_scope)]
+    pub scope: Option<Scope>,
+    /// BO classes whose forced UC is rewritten: coherent, uncached, coherent,uncached, none.
+    #[arg(long, value_parser = parse_classes)]
+    pub classes: Option<Classes>,
+}
+
 /// Options of `rdna1ctl verify`.
 #[derive(Args, Debug, Clone)]
 pub struct VerifyArgs {
@@ -186,4 +184,21 @@ pub struct VerifyArgs {
     /// Only updates of process P's GPU VMs (amdgpu records the VM owner's pid).
     #[arg(long, value_name = "P")]
     pub pid: Option<u32>,
+}
+
+pub fn parse_mode(s: &str) -> Result<Mode, String> {
+    Mode::parse(s.as_bytes())
+        .ok_or_else(|| format!("{s:?} is not a mode: use off, audit or enforce"))
+}
+
+pub fn parse_scope(s: &str) -> Result<Scope, String> {
+    Scope::parse(s.as_bytes()).ok_or_else(|| {
+        format!("{s:?} is not a scope: use rdna1, gfx10, or 1 to 8 PCI addresses like 0000:03:00.0,0000:04:00.0")
+    })
+}
+
+pub fn parse_classes(s: &str) -> Result<Classes, String> {
+    Classes::parse(s.as_bytes()).ok_or_else(|| {
+        format!("{s:?} is not a class list: use coherent, uncached, coherent,uncached or none")
+    })
 }

@@ -29,6 +29,13 @@ impl From<&Policy> for PolicyJson {
     }
 }
 
+/// A policy as text, one `key: value` line each (`set`, `enable`, `apply`).
+pub fn print_policy(p: &Policy, out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(out, "mode:    {}", p.mode.name())?;
+    writeln!(out, "scope:   {}", p.scope)?;
+    writeln!(out, "classes: {}", p.classes)
+}
+
 #[derive(Serialize)]
 struct Envelope<'a, T: Serialize> {
     schema_version: u32,

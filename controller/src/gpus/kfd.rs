@@ -1,65 +1,112 @@
-//! gfx targets from amdkfd's topology: `/sys/class/kfd/kfd/topology/nodes/N/properties`.
+//! amdkfd's topology, the one reader of it: `/sys/class/kfd/kfd/topology/nodes/N/properties`
+//! and `nodes/N/io_links/M/properties`.
 //!
 //! amdkfd (kfd_topology.c, `node_show`) prints one `name value` pair per line, values in
 //! decimal. GPU nodes carry `gfx_target_version` (major * 10000 + minor * 100 + stepping),
 //! `location_id` (`pci_dev_id()`: bus << 8 | devfn, with the partition number OR-ed in on
 //! multi-partition GPUs) and `domain` (the PCI domain); CPU nodes have `gfx_target_version 0`.
+//! A link's `properties` carry `node_from` and `flags` (kfd_crat.h `CRAT_IOLINK_FLAGS_*`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use rdna1_mtype_shared::pci::PciAddr;
 
 use crate::sysroot::SysRoot;
 
-const NODES: &str = "/sys/class/kfd/kfd/topology/nodes";
+pub const NODES: &str = "/sys/class/kfd/kfd/topology/nodes";
 
-/// The part of a GPU node's properties that identifies it.
+/// A GPU node: what identifies it and the flags of its own links.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Node {
     domain: u32,
     location_id: u32,
     gfx_target_version: u32,
+    /// `flags` of the io_links that leave this node (its own view of the bus).
+    pub link_flags: Vec<u64>,
 }
 
-/// Parses one `properties` file; `None` for a CPU node or one that lacks a field.
-fn parse(text: &str) -> Option<Node> {
-    let field = |name: &str| {
-        text.lines().find_map(|l| {
+/// One `properties` file as `name -> value`; values that are not numbers are left out.
+fn properties(text: &str) -> BTreeMap<&str, u64> {
+    text.lines()
+        .filter_map(|l| {
             let (k, v) = l.split_once(' ')?;
-            if k == name {
-                v.trim().parse::<u32>().ok()
-            } else {
-                None
-            }
+            Some((k, v.trim().parse().ok()?))
         })
-    };
+        .collect()
+}
+
+/// Parses one node's `properties`; `None` for a CPU node or one that lacks a field.
+fn parse(text: &str) -> Option<Node> {
+    let p = properties(text);
+    let field = |name: &str| p.get(name).and_then(|&v| u32::try_from(v).ok());
     let node = Node {
         domain: field("domain")?,
         location_id: field("location_id")?,
         gfx_target_version: field("gfx_target_version")?,
+        link_flags: Vec::new(),
     };
     (node.gfx_target_version != 0).then_some(node)
 }
 
-/// Every GPU node KFD lists. Missing topology (amdgpu not loaded, or built without KFD) is no
-/// node; a node that cannot be read (amdkfd returns EPERM to a device cgroup that hides the GPU)
-/// is skipped: the gfx target is extra information, never a reason to fail.
-pub fn nodes(root: &SysRoot) -> Vec<Node> {
-    let dir = root.path(NODES);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+/// The flags of the links in `dir/io_links` that leave node `id`.
+fn link_flags(dir: &Path, id: Option<u64>) -> Vec<u64> {
+    let Ok(links) = std::fs::read_dir(dir.join("io_links")) else {
         return Vec::new();
     };
-    entries
+    links
         .flatten()
-        .filter_map(|e| {
-            let p = e.path().join("properties");
-            match std::fs::read_to_string(&p) {
-                Ok(t) => parse(&t),
-                Err(err) => {
-                    tracing::debug!("{}: {err}", p.display());
-                    None
-                }
-            }
+        .filter_map(|l| std::fs::read_to_string(l.path().join("properties")).ok())
+        .filter_map(|text| {
+            let p = properties(&text);
+            (id.is_none() || p.get("node_from").copied() == id)
+                .then(|| p.get("flags").copied())
+                .flatten()
         })
         .collect()
+}
+
+/// Every GPU node KFD lists, or `None` without a topology (amdgpu not loaded, or built
+/// without KFD). A node that cannot be read (amdkfd returns EPERM to a device cgroup that hides
+/// the GPU) is skipped.
+pub fn topology(root: &SysRoot) -> Option<Vec<Node>> {
+    let entries = std::fs::read_dir(root.path(NODES)).ok()?;
+    Some(
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let dir = e.path();
+                let p = dir.join("properties");
+                let mut node = match std::fs::read_to_string(&p) {
+                    Ok(t) => parse(&t)?,
+                    Err(err) => {
+                        tracing::debug!("{}: {err}", p.display());
+                        return None;
+                    }
+                };
+                let id = dir
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.parse().ok());
+                node.link_flags = link_flags(&dir, id);
+                Some(node)
+            })
+            .collect(),
+    )
+}
+
+/// Every GPU node KFD lists; none without a topology. The gfx target is extra information for
+/// discovery, never a reason to fail.
+pub fn nodes(root: &SysRoot) -> Vec<Node> {
+    topology(root).unwrap_or_default()
+}
+
+/// The node of the GPU at `addr`, if KFD lists it.
+pub fn node_at(nodes: &[Node], addr: PciAddr) -> Option<&Node> {
+    let raw = addr.raw();
+    nodes
+        .iter()
+        .find(|n| n.domain == raw >> 16 && n.location_id == raw & 0xffff)
 }
 
 /// The LLVM target name of a `gfx_target_version`: 100300 is gfx1030, 90010 gfx90a (the
@@ -71,11 +118,7 @@ pub fn target_name(version: u32) -> String {
 
 /// The gfx target of the GPU at `addr`, if KFD lists it.
 pub fn gfx_target(nodes: &[Node], addr: PciAddr) -> Option<String> {
-    let raw = addr.raw();
-    nodes
-        .iter()
-        .find(|n| n.domain == raw >> 16 && n.location_id == raw & 0xffff)
-        .map(|n| target_name(n.gfx_target_version))
+    node_at(nodes, addr).map(|n| target_name(n.gfx_target_version))
 }
 
 #[cfg(test)]
@@ -105,7 +148,8 @@ mod tests {
             Node {
                 domain: 1,
                 location_id: 0x0c00,
-                gfx_target_version: 100300
+                gfx_target_version: 100300,
+                link_flags: Vec::new(),
             }
         );
         assert_eq!(

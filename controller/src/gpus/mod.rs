@@ -4,7 +4,7 @@
 //! marketing name from the system's pci.ids ([`names`]), the gfx target of non-RDNA1 GPUs from
 //! KFD's topology ([`kfd`]). Everything is read below the [`SysRoot`], so fixtures work.
 
-mod kfd;
+pub mod kfd;
 mod names;
 
 use std::io;
@@ -124,8 +124,23 @@ pub fn discover(root: &SysRoot) -> Result<Vec<Gpu>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A GPU at 0000:BUS:00.0 as discovery would return it, for other modules' tests.
+    pub fn gpu(bus: u8, device_id: u16, driver: Option<&str>) -> Gpu {
+        let pci_addr = PciAddr::new(0, bus, 0, 0).unwrap();
+        Gpu {
+            address: pci_addr.to_string(),
+            pci_addr,
+            device_id,
+            subsystem: Some((0x1da2, 0xe411)),
+            rdna1: rdna1_chip(PCI_VENDOR_AMD, device_id),
+            driver: driver.map(str::to_owned),
+            name: Some("Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]".into()),
+            gfx_target: Some("gfx1010".into()),
+        }
+    }
 
     fn fixture(name: &str) -> SysRoot {
         SysRoot::new(

@@ -1,0 +1,117 @@
+//! `rdna1ctl apply`: the policy from `/etc/rdna1-mtype/config.toml` (what the systemd unit
+//! runs). The whole file is checked before anything is sent; then the layout and the policy
+//! are set, and if the policy is refused the layout is put back: nothing is half-applied.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use rdna1_mtype_shared::policy::Policy;
+use serde::Serialize;
+
+use crate::btf;
+use crate::config::{plan, LayoutSetting};
+use crate::exit::{coded, Code};
+use crate::module::control;
+use crate::module::params::{self, ModuleState};
+use crate::output::{self, PolicyJson};
+use crate::Ctx;
+
+#[derive(Serialize)]
+struct ApplyJson {
+    config: String,
+    dry_run: bool,
+    policy: PolicyJson,
+    /// The layout written to the module, or null if left as it was.
+    layout: Option<String>,
+}
+
+/// The `bo_layout` value to write for `setting`, or None to leave it.
+fn layout_value(ctx: &Ctx, setting: LayoutSetting) -> Result<Option<String>> {
+    Ok(match setting {
+        LayoutSetting::Keep => None,
+        LayoutSetting::Builtin => Some("builtin".to_owned()),
+        LayoutSetting::Btf => Some(btf::layout::from_sysfs(&ctx.root)?.to_string()),
+        LayoutSetting::Auto if ctx.root.path(btf::layout::AMDGPU_BTF).exists() => {
+            Some(btf::layout::from_sysfs(&ctx.root)?.to_string())
+        }
+        LayoutSetting::Auto => Some("builtin".to_owned()),
+    })
+}
+
+pub fn run(ctx: &Ctx, config: &Path, dry_run: bool, out: &mut impl Write) -> Result<Code> {
+    let path = ctx.root.path(&config.to_string_lossy());
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        let hint = match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                ": create it (an example with every key: docs/CLI.md, \"Config file\")"
+            }
+            _ => "",
+        };
+        anyhow::Error::new(e).context(format!("reading {}{hint}", path.display()))
+    })?;
+    let plan = plan(&text, &path)?;
+    let layout = layout_value(ctx, plan.layout)?;
+    tracing::info!(?plan, ?layout, "config checked");
+    if dry_run {
+        return report(ctx, &path, true, &plan.policy, layout, out);
+    }
+    let ModuleState::Loaded(before) = params::read(&ctx.root)? else {
+        return Err(coded(
+            Code::NoModule,
+            "rdna1_mtype is not loaded: nothing applied (sudo modprobe rdna1_mtype)",
+        ));
+    };
+    let dev = control::open(&ctx.root)?;
+    if let Some(l) = &layout {
+        params::write_bo_layout(&ctx.root, l)?;
+    }
+    if let Err(e) = dev.set_policy(&plan.policy) {
+        if layout.is_some() {
+            // Put back what was there, so a refused policy leaves the module as it was.
+            let old = match (before.bo_layout, before.bo_layout_source.as_str()) {
+                (_, "builtin") => "builtin".to_owned(),
+                (Some(l), _) => l.to_string(),
+                (None, _) => "none".to_owned(),
+            };
+            if let Err(e2) = params::write_bo_layout(&ctx.root, &old) {
+                tracing::error!("restoring the layout {old:?} failed too: {e2:#}");
+            }
+        }
+        return Err(e.context("setting the policy; nothing was changed"));
+    }
+    let now = dev.policy()?;
+    if now != plan.policy {
+        bail!("the module reads back a different policy than was set (another writer?)");
+    }
+    report(ctx, &path, false, &now, layout, out)
+}
+
+fn report(
+    ctx: &Ctx,
+    path: &Path,
+    dry_run: bool,
+    policy: &Policy,
+    layout: Option<String>,
+    out: &mut impl Write,
+) -> Result<Code> {
+    if ctx.json {
+        let doc = ApplyJson {
+            config: path.display().to_string(),
+            dry_run,
+            policy: policy.into(),
+            layout,
+        };
+        output::json("apply", &doc, out)?;
+        return Ok(Code::Ok);
+    }
+    let verb = if dry_run { "would set" } else { "applied" };
+    writeln!(out, "{} {verb}:", path.display())?;
+    output::print_policy(policy, out)?;
+    writeln!(
+        out,
+        "layout:  {}",
+        layout.as_deref().unwrap_or("kept as it was")
+    )?;
+    Ok(Code::Ok)
+}

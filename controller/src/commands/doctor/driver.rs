@@ -1,0 +1,320 @@
+//! The GPUs, amdgpu and rdna1_mtype as loaded, and the amdgpu parameters that bear on RDNA1
+//! compute faults.
+
+use rdna1_mtype_shared::policy::Mode;
+
+use crate::module::params::{self, ModuleState};
+
+use super::{Check, Input};
+
+pub fn checks(input: &Input) -> Vec<Check> {
+    let mut out = vec![gpu_check(input), amdgpu_check(input)];
+    out.extend(module_checks(input));
+    out.extend(param_checks(input));
+    out
+}
+
+fn amdgpu_loaded(input: &Input) -> bool {
+    // Also there when amdgpu is built in (its parameters live below it).
+    input.root.path("/sys/module/amdgpu").is_dir()
+}
+
+fn gpu_check(input: &Input) -> Check {
+    let id = "gpu.rdna1";
+    let gpus = match &input.facts.gpus {
+        Ok(g) => g,
+        Err(e) => {
+            return Check::fail(
+                id,
+                format!("cannot list PCI devices: {e}"),
+                "run doctor as a user who can read /sys/bus/pci",
+            );
+        }
+    };
+    let rdna1: Vec<_> = gpus.iter().filter(|g| g.rdna1.is_some()).collect();
+    if rdna1.is_empty() {
+        let seen = if gpus.is_empty() {
+            "no AMD GPU".to_owned()
+        } else {
+            gpus.iter()
+                .map(|g| format!("{} [1002:{:04x}]", g.address, g.device_id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Check::fail(
+            id,
+            format!("no RDNA1 GPU ({seen}): nothing to do on this machine"),
+            "rdna1_mtype is for Navi 10/12/14 (RX 5500/5600/5700, gfx1010/1011/1012) only; unload it here",
+        );
+    }
+    let list = rdna1
+        .iter()
+        .map(|g| {
+            let chip = g.rdna1.expect("filtered");
+            format!("{} {} {}", g.address, chip.name(), chip.gfx_target())
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let unbound: Vec<&str> = rdna1
+        .iter()
+        .filter(|g| g.driver.as_deref() != Some("amdgpu"))
+        .map(|g| g.address.as_str())
+        .collect();
+    if unbound.is_empty() {
+        Check::ok(id, format!("RDNA1 on amdgpu: {list}"))
+    } else {
+        Check::warn(
+            id,
+            format!("RDNA1: {list}; not bound to amdgpu: {}", unbound.join(", ")),
+            "check `lspci -k` and dmesg for amdgpu's probe error (firmware, vfio binding, blacklist)",
+        )
+    }
+}
+
+fn amdgpu_check(input: &Input) -> Check {
+    if amdgpu_loaded(input) {
+        Check::ok("amdgpu.loaded", "amdgpu is loaded")
+    } else {
+        Check::fail(
+            "amdgpu.loaded",
+            "amdgpu is not loaded: no GPU driver, nothing for ROCm or rdna1_mtype",
+            "sudo modprobe amdgpu, then read dmesg (missing firmware-amd-graphics? blacklisted? nomodeset?)",
+        )
+    }
+}
+
+fn module_checks(input: &Input) -> Vec<Check> {
+    let id = "module.loaded";
+    let m = match params::read(input.root) {
+        Ok(ModuleState::Loaded(m)) => m,
+        Ok(ModuleState::NotLoaded) => {
+            return vec![Check::fail(
+                id,
+                "rdna1_mtype is not loaded: no PTE is changed",
+                "sudo modprobe rdna1_mtype mode=audit (then `sudo rdna1ctl enable` to enforce)",
+            )];
+        }
+        Err(e) => {
+            return vec![Check::fail(
+                id,
+                format!("rdna1_mtype is loaded but unreadable: {e:#}"),
+                "install the rdna1ctl that matches the loaded module's version",
+            )];
+        }
+    };
+    let loaded = if !m.armed && amdgpu_loaded(input) {
+        Check::fail(
+            id,
+            format!("rdna1_mtype {} is loaded but its hook is not armed although amdgpu is loaded", m.version),
+            "read `dmesg | grep rdna1_mtype` for the arming error; reload: sudo modprobe -r rdna1_mtype && sudo modprobe rdna1_mtype",
+        )
+    } else if !m.armed {
+        Check::warn(
+            id,
+            format!(
+                "rdna1_mtype {} is loaded, waiting for amdgpu to arm",
+                m.version
+            ),
+            "sudo modprobe amdgpu",
+        )
+    } else {
+        match m.mode {
+            Mode::Off => Check::warn(
+                id,
+                format!("rdna1_mtype {} is armed in mode off: it counts calls, changes nothing", m.version),
+                "sudo rdna1ctl set --mode audit (see what would change) or sudo rdna1ctl enable",
+            ),
+            Mode::Audit => Check::ok(
+                id,
+                format!("rdna1_mtype {} is armed in mode audit (counts what enforce would change), scope {}", m.version, m.scope),
+            ),
+            Mode::Enforce => Check::ok(
+                id,
+                format!("rdna1_mtype {} is armed in mode enforce, scope {}", m.version, m.scope),
+            ),
+        }
+    };
+    let layout = match m.bo_layout_status.as_str() {
+        "ok" => Check::ok("module.layout", "amdgpu_bo layout set: BOs are classified"),
+        "invalid" => Check::fail(
+            "module.layout",
+            "the amdgpu_bo layout was found invalid (a BO broke an invariant): no BO is modified",
+            "sudo rdna1ctl layout --apply (with module BTF), or echo builtin | sudo tee /sys/module/rdna1_mtype/parameters/bo_layout",
+        ),
+        other => Check::warn(
+            "module.layout",
+            format!("amdgpu_bo layout {other}: no BO is modified, only SVM ranges"),
+            "sudo rdna1ctl apply (config layout = \"auto\"), or sudo rdna1ctl layout --apply",
+        ),
+    };
+    vec![loaded, layout]
+}
+
+/// amdgpu parameters whose effect on gfx10 is read from the 7.2 source; see
+/// docs/CLI.md (doctor) for what is known and what is assumed.
+fn param_checks(input: &Input) -> Vec<Check> {
+    let dir = input.root.path("/sys/module/amdgpu/parameters");
+    if !dir.is_dir() {
+        return vec![Check::warn(
+            "amdgpu.params",
+            "amdgpu parameters not checked: amdgpu is not loaded",
+            "see amdgpu.loaded",
+        )];
+    }
+    let param = |name: &str| -> Option<i64> {
+        input
+            .root
+            .read_attr(&dir.join(name))
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse().ok())
+    };
+    let mut out = Vec::new();
+    // amdgpu_gmc_noretry_set(): -1 means noretry on for every GC >= 10.1; gfxhub_v2_0 then
+    // programs RETRY_PERMISSION_OR_INVALID_PAGE_FAULT = !noretry.
+    out.push(match param("noretry") {
+        Some(0) => Check::warn(
+            "amdgpu.noretry",
+            "noretry=0: retry faults are on, so a bad GPU access is retried (XNACK) instead of faulting at once; on RDNA1 this can turn a memory violation into a hang or a fault storm",
+            "remove amdgpu.noretry=0 (default -1 means noretry on for gfx10)",
+        ),
+        Some(v) => Check::ok("amdgpu.noretry", format!("noretry={v} (retry faults off on gfx10: faults are reported at once)")),
+        None => Check::warn("amdgpu.noretry", "cannot read amdgpu's noretry parameter", "check /sys/module/amdgpu/parameters/noretry"),
+    });
+    // Only gmc_v9_0 (GFX 9.4.3) and gmc_v12_1 read mtype_local; gmc_v10_0 never does.
+    out.push(match param("mtype_local") {
+        Some(v) if v != -1 => Check::warn(
+            "amdgpu.mtype_local",
+            format!("mtype_local={v} has no effect on RDNA1: only GFX 9.4.3 and 12.1 read it; gfx10 MTYPE comes from gmc_v10_0_get_vm_pte, which rdna1_mtype hooks"),
+            "remove amdgpu.mtype_local from the kernel command line (it changes nothing here)",
+        ),
+        _ => Check::ok("amdgpu.mtype_local", "mtype_local unset (it does not apply to gfx10)"),
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::doctor::testutil::{assert_check, run_check, FakeHost, Tree};
+    use crate::commands::doctor::Status;
+
+    fn check(t: &Tree, id: &str) -> Check {
+        run_check(t, &FakeHost::default(), checks, id)
+    }
+
+    fn module(t: &Tree, mode: &str, armed: &str, layout_status: &str) {
+        let p = "sys/module/rdna1_mtype/parameters";
+        t.write("sys/module/rdna1_mtype/version", "0.1.0\n");
+        t.write(&format!("{p}/mode"), &format!("{mode}\n"));
+        t.write(&format!("{p}/armed"), &format!("{armed}\n"));
+        t.write(&format!("{p}/scope"), "rdna1\n");
+        t.write(&format!("{p}/classes"), "coherent\n");
+        t.write(&format!("{p}/bo_layout"), "none\n");
+        t.write(&format!("{p}/bo_layout_source"), "set\n");
+        t.write(&format!("{p}/arm_error"), "\n");
+        t.write(&format!("{p}/rejected"), "0\n");
+        t.write(
+            &format!("{p}/bo_layout_status"),
+            &format!("{layout_status}\n"),
+        );
+    }
+
+    #[test]
+    fn rdna1_gpu_present_absent_unbound() {
+        let t = Tree::new();
+        assert_check(
+            &check(&t, "gpu.rdna1"),
+            Status::Fail,
+            &["no AMD GPU", "nothing to do"],
+        );
+        t.gpu("0000:0c:00.0", 0x73bf); // Navi 21: RDNA2
+        assert_check(
+            &check(&t, "gpu.rdna1"),
+            Status::Fail,
+            &["0000:0c:00.0 [1002:73bf]", "nothing to do"],
+        );
+        t.gpu("0000:03:00.0", 0x731f);
+        assert_check(
+            &check(&t, "gpu.rdna1"),
+            Status::Ok,
+            &["0000:03:00.0 navi10 gfx1010"],
+        );
+        std::fs::remove_file(t.path("sys/bus/pci/devices/0000:03:00.0/driver")).unwrap();
+        assert_check(
+            &check(&t, "gpu.rdna1"),
+            Status::Warn,
+            &["not bound to amdgpu: 0000:03:00.0"],
+        );
+    }
+
+    #[test]
+    fn amdgpu_loaded_or_not() {
+        let t = Tree::new();
+        assert_check(&check(&t, "amdgpu.loaded"), Status::Fail, &["not loaded"]);
+        assert_check(&check(&t, "amdgpu.params"), Status::Warn, &["not loaded"]);
+        t.mkdir("sys/module/amdgpu/parameters");
+        assert_check(&check(&t, "amdgpu.loaded"), Status::Ok, &[]);
+    }
+
+    #[test]
+    fn module_states() {
+        let t = Tree::new();
+        assert_check(&check(&t, "module.loaded"), Status::Fail, &["not loaded"]);
+        module(&t, "enforce", "N", "unset");
+        assert_check(
+            &check(&t, "module.loaded"),
+            Status::Warn,
+            &["waiting for amdgpu"],
+        );
+        t.mkdir("sys/module/amdgpu");
+        assert_check(&check(&t, "module.loaded"), Status::Fail, &["not armed"]);
+        module(&t, "off", "Y", "unset");
+        assert_check(&check(&t, "module.loaded"), Status::Warn, &["mode off"]);
+        module(&t, "audit", "Y", "unset");
+        assert_check(&check(&t, "module.loaded"), Status::Ok, &["mode audit"]);
+        module(&t, "enforce", "Y", "unset");
+        assert_check(
+            &check(&t, "module.loaded"),
+            Status::Ok,
+            &["mode enforce", "scope rdna1"],
+        );
+        module(&t, "turbo", "Y", "unset");
+        assert_check(&check(&t, "module.loaded"), Status::Fail, &["unknown mode"]);
+    }
+
+    #[test]
+    fn layout_states() {
+        let t = Tree::new();
+        module(&t, "enforce", "Y", "unset");
+        assert_check(
+            &check(&t, "module.layout"),
+            Status::Warn,
+            &["unset", "only SVM"],
+        );
+        module(&t, "enforce", "Y", "ok");
+        assert_check(&check(&t, "module.layout"), Status::Ok, &[]);
+        module(&t, "enforce", "Y", "invalid");
+        assert_check(&check(&t, "module.layout"), Status::Fail, &["invalid"]);
+    }
+
+    #[test]
+    fn noretry_and_mtype_local() {
+        let t = Tree::new();
+        let p = "sys/module/amdgpu/parameters";
+        t.write(&format!("{p}/noretry"), "-1\n");
+        t.write(&format!("{p}/mtype_local"), "-1\n");
+        assert_check(&check(&t, "amdgpu.noretry"), Status::Ok, &["noretry=-1"]);
+        assert_check(&check(&t, "amdgpu.mtype_local"), Status::Ok, &[]);
+        t.write(&format!("{p}/noretry"), "0\n");
+        t.write(&format!("{p}/mtype_local"), "1\n");
+        assert_check(&check(&t, "amdgpu.noretry"), Status::Warn, &["noretry=0"]);
+        assert_check(
+            &check(&t, "amdgpu.mtype_local"),
+            Status::Warn,
+            &["no effect on RDNA1"],
+        );
+        std::fs::remove_file(t.path(&format!("{p}/noretry"))).unwrap();
+        assert_check(&check(&t, "amdgpu.noretry"), Status::Warn, &["cannot read"]);
+    }
+}

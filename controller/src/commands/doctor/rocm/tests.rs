@@ -1,0 +1,223 @@
+use super::*;
+use crate::commands::doctor::testutil::{assert_check, run_check, FakeHost, Tree};
+use crate::commands::doctor::Status;
+
+const ROCBLAS: &str = "opt/rocm/lib/rocblas/library";
+
+/// An RX 5700 XT (gfx1010) and AMD's ROCm layout with rocBLAS files for `targets`.
+fn tree(targets: &[&str]) -> Tree {
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x731f);
+    t.write("opt/rocm-6.4.1/.info/version", "6.4.1-83\n");
+    t.symlink("opt/rocm", "rocm-6.4.1");
+    t.mkdir(&format!("{}/lib/rocblas/library", "opt/rocm-6.4.1"));
+    for g in targets {
+        t.write(&format!("{ROCBLAS}/TensileLibrary_lazy_{g}.dat"), "");
+        t.write(&format!("{ROCBLAS}/Kernels.so-000-{g}.hsaco"), "");
+    }
+    t
+}
+
+fn check(t: &Tree, host: &FakeHost, id: &str) -> Check {
+    run_check(t, host, checks, id)
+}
+
+fn no_env() -> FakeHost {
+    FakeHost::default()
+}
+
+fn with_override(v: &str) -> FakeHost {
+    FakeHost::default().with_var("HSA_OVERRIDE_GFX_VERSION", v)
+}
+
+#[test]
+fn override_names() {
+    assert_eq!(override_target("10.3.0").as_deref(), Some("gfx1030"));
+    assert_eq!(override_target("10.1.0").as_deref(), Some("gfx1010"));
+    assert_eq!(override_target("9.0.10").as_deref(), Some("gfx90a"));
+    assert_eq!(override_target(" 11.0.0\n").as_deref(), Some("gfx1100"));
+    for bad in ["", "10.3", "10.3.0.1", "gfx1030", "10.x.0"] {
+        assert_eq!(override_target(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn target_names_are_whole_words() {
+    assert!(names_target("TensileLibrary_lazy_gfx1010.dat", "gfx1010"));
+    assert!(names_target("Kernels.so-000-gfx1010.hsaco", "gfx1010"));
+    assert!(names_target(
+        "Kernels.so-000-gfx10-1-generic.hsaco",
+        "gfx1012"
+    ));
+    assert!(!names_target("TensileLibrary_lazy_gfx1012.dat", "gfx1010"));
+    assert!(!names_target("TensileLibrary_gfx10100.co", "gfx1010"));
+    assert!(!names_target(
+        "Kernels.so-000-gfx10-3-generic.hsaco",
+        "gfx1010"
+    ));
+}
+
+#[test]
+fn version_from_opt_rocm() {
+    assert_check(
+        &check(&tree(&[]), &no_env(), "rocm.version"),
+        Status::Ok,
+        &["6.4.1-83"],
+    );
+    let t = Tree::new();
+    t.write("opt/rocm-6.2.0/.info/version", "6.2.0-66\n");
+    assert_check(
+        &check(&t, &no_env(), "rocm.version"),
+        Status::Ok,
+        &["6.2.0-66", "rocm-6.2.0"],
+    );
+    assert_check(
+        &check(&Tree::new(), &no_env(), "rocm.version"),
+        Status::Warn,
+        &["no /opt/rocm"],
+    );
+}
+
+#[test]
+fn override_to_gfx1030_on_gfx1010_fails() {
+    let t = tree(&["gfx1010", "gfx1030"]);
+    let c = check(&t, &with_override("10.3.0"), "rocm.hsa_override");
+    assert_check(
+        &c,
+        Status::Fail,
+        &["gfx1030 code on a gfx1010", "different ISA"],
+    );
+    // Garbage fails too.
+    let c = check(&t, &with_override("gfx1030"), "rocm.hsa_override");
+    assert_check(&c, Status::Fail, &["not major.minor.stepping"]);
+}
+
+#[test]
+fn override_to_own_target_is_ok_and_gfx1010_on_navi14_warns() {
+    let t = tree(&["gfx1010"]);
+    assert_check(
+        &check(&t, &with_override("10.1.0"), "rocm.hsa_override"),
+        Status::Ok,
+        &["own target"],
+    );
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x7340); // RX 5500 XT, gfx1012
+    assert_check(
+        &check(&t, &with_override("10.1.0"), "rocm.hsa_override"),
+        Status::Warn,
+        &["gfx1010 code on gfx1012"],
+    );
+}
+
+#[test]
+fn unset_override_needs_native_code_objects() {
+    assert_check(
+        &check(&tree(&["gfx1010"]), &no_env(), "rocm.hsa_override"),
+        Status::Ok,
+        &["unset"],
+    );
+    let c = check(
+        &tree(&["gfx1030", "gfx1100"]),
+        &no_env(),
+        "rocm.hsa_override",
+    );
+    assert_check(&c, Status::Fail, &["no gfx1010 code objects"]);
+    // No rocBLAS at all: nothing to judge by.
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x731f);
+    assert_check(
+        &check(&t, &no_env(), "rocm.hsa_override"),
+        Status::Ok,
+        &["unset"],
+    );
+}
+
+#[test]
+fn rocblas_layouts() {
+    assert_check(
+        &check(&tree(&["gfx1010"]), &no_env(), "rocm.rocblas"),
+        Status::Ok,
+        &["gfx1010", "opt/rocm"],
+    );
+    let c = check(&tree(&["gfx1030"]), &no_env(), "rocm.rocblas");
+    assert_check(&c, Status::Fail, &["no gfx1010 code objects"]);
+    // With the override, rocBLAS loads gfx1030 files: judged by those.
+    let c = check(
+        &tree(&["gfx1030"]),
+        &with_override("10.3.0"),
+        "rocm.rocblas",
+    );
+    assert_check(&c, Status::Ok, &["gfx1030"]);
+    // Debian/Ubuntu librocblas0: /usr/lib/<triplet>/rocblas/<ver>/library.
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x731f);
+    t.write(
+        "usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/Kernels.so-000-gfx1010.hsaco",
+        "",
+    );
+    assert_check(
+        &check(&t, &no_env(), "rocm.rocblas"),
+        Status::Ok,
+        &["2.47.0"],
+    );
+    // ...and a second install without gfx1010: ambiguous.
+    t.write(
+        "usr/lib64/rocblas/library/TensileLibrary_lazy_gfx1100.dat",
+        "",
+    );
+    assert_check(
+        &check(&t, &no_env(), "rocm.rocblas"),
+        Status::Warn,
+        &["lib64"],
+    );
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x731f);
+    assert_check(
+        &check(&t, &no_env(), "rocm.rocblas"),
+        Status::Warn,
+        &["no rocBLAS"],
+    );
+}
+
+#[test]
+fn rocblas_tensile_libpath_is_honoured() {
+    let t = tree(&["gfx1030"]);
+    t.write("home/u/rocblas/TensileLibrary_lazy_gfx1010.dat", "");
+    let host = no_env().with_var("ROCBLAS_TENSILE_LIBPATH", "/home/u/rocblas");
+    assert_check(
+        &check(&t, &host, "rocm.rocblas"),
+        Status::Warn,
+        &["home/u/rocblas"],
+    );
+}
+
+#[test]
+fn miopen_dbs() {
+    let t = tree(&["gfx1010"]);
+    assert_check(
+        &check(&t, &no_env(), "rocm.miopen"),
+        Status::Warn,
+        &["no libMIOpen"],
+    );
+    t.write("opt/rocm-6.4.1/lib/libMIOpen.so.1", "");
+    t.write("opt/rocm-6.4.1/share/miopen/db/gfx1030_36.HIP.fdb.txt", "");
+    assert_check(
+        &check(&t, &no_env(), "rocm.miopen"),
+        Status::Warn,
+        &["compiles its kernels"],
+    );
+    t.write("opt/rocm-6.4.1/share/miopen/db/gfx1010_40.kdb", "");
+    assert_check(
+        &check(&t, &no_env(), "rocm.miopen"),
+        Status::Ok,
+        &["gfx1010_40.kdb"],
+    );
+}
+
+#[test]
+fn no_rdna1_means_not_checked() {
+    let t = Tree::new();
+    for id in ["rocm.hsa_override", "rocm.rocblas", "rocm.miopen"] {
+        assert_check(&check(&t, &no_env(), id), Status::Warn, &["no RDNA1"]);
+    }
+}

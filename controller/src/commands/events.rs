@@ -1,0 +1,161 @@
+//! `rdna1ctl events [--follow]`: the module's decision log.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Result;
+use rdna1_mtype_shared::abi::{Event, ACTION_REWRITE, ACTION_WOULD_REWRITE};
+use rdna1_mtype_shared::pci::PciAddr;
+use rdna1_mtype_shared::pte::{Mtype, VmMtype};
+use serde::Serialize;
+
+use crate::module::control::{self, cstr};
+use crate::output;
+use crate::Ctx;
+
+fn row(e: &Event) -> String {
+    let dev = if e.dev_known != 0 {
+        format!(
+            "{} {:04x}:{:04x}",
+            PciAddr::from_raw(e.dev_addr),
+            e.vendor,
+            e.device
+        )
+    } else {
+        "unknown".to_owned()
+    };
+    let action = action(e);
+    format!(
+        "{:>8} {:>14.6} {:>7} {:<16} {:<27} {:<8} {:<6} {:<7} {:<9} {}",
+        e.seq,
+        e.time_ns as f64 / 1e9,
+        e.pid,
+        cstr(&e.comm),
+        dev,
+        VmMtype::from_vm_flags(e.vm_flags).name(),
+        Mtype::from_bits(e.before).name(),
+        Mtype::from_bits(e.written).name(),
+        e.bo_class().map_or("?", |c| c.name()),
+        action
+    )
+}
+
+/// One decision in JSON (docs/CLI.md).
+#[derive(Serialize, Debug)]
+pub struct EventJson {
+    pub seq: u64,
+    /// Nanoseconds since boot (CLOCK_MONOTONIC).
+    pub time_ns: u64,
+    pub pid: u32,
+    pub comm: String,
+    /// PCI address, or null if the module could not identify the device.
+    pub device: Option<String>,
+    pub vendor: u16,
+    pub device_id: u16,
+    /// The MTYPE the mapping asked for (vm_flags): default, nc, wc, cc, uc, rw.
+    pub requested: String,
+    /// The MTYPE amdgpu computed (nc, wc, cc, uc).
+    pub before: String,
+    /// The MTYPE in the PTE flags returned to amdgpu.
+    pub written: String,
+    /// The BO class, or null if unknown to this rdna1ctl.
+    pub class: Option<String>,
+    /// rewrite, would-rewrite, or keep:<reason>.
+    pub action: String,
+}
+
+fn action(e: &Event) -> String {
+    match (e.action, e.skip_reason()) {
+        (ACTION_REWRITE, _) => "rewrite".to_owned(),
+        (ACTION_WOULD_REWRITE, _) => "would-rewrite".to_owned(),
+        (_, Some(why)) => format!("keep:{}", why.name()),
+        (_, None) => format!("keep:{}", e.skip),
+    }
+}
+
+impl From<&Event> for EventJson {
+    fn from(e: &Event) -> Self {
+        EventJson {
+            seq: e.seq,
+            time_ns: e.time_ns,
+            pid: e.pid,
+            comm: cstr(&e.comm),
+            device: (e.dev_known != 0).then(|| PciAddr::from_raw(e.dev_addr).to_string()),
+            vendor: e.vendor,
+            device_id: e.device,
+            requested: VmMtype::from_vm_flags(e.vm_flags)
+                .name()
+                .to_ascii_lowercase(),
+            before: Mtype::from_bits(e.before).name().to_ascii_lowercase(),
+            written: Mtype::from_bits(e.written).name().to_ascii_lowercase(),
+            class: e.bo_class().map(|c| c.name().to_owned()),
+            action: action(e),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct EventsJson {
+    events: Vec<EventJson>,
+    /// Events logged since the module loaded (the cursor after the last one read).
+    logged: u64,
+    /// Events overwritten before they were read.
+    lost: u64,
+}
+
+#[derive(Serialize)]
+struct LostJson {
+    lost: u64,
+}
+
+pub fn run(ctx: &Ctx, follow: bool, out: &mut impl Write) -> Result<()> {
+    let dev = control::open(&ctx.root)?;
+    if !ctx.json {
+        writeln!(
+            out,
+            "{:>8} {:>14} {:>7} {:<16} {:<27} {:<8} {:<6} {:<7} {:<9} ACTION",
+            "SEQ", "TIME", "PID", "COMM", "DEVICE", "REQUEST", "BEFORE", "WRITTEN", "CLASS"
+        )?;
+    }
+    let (mut cursor, mut lost) = (0u64, 0u64);
+    let mut all = Vec::new();
+    loop {
+        let (events, next, dropped) = dev.events(cursor)?;
+        if dropped > 0 {
+            if !ctx.json {
+                writeln!(
+                    out,
+                    "-- {dropped} events lost (overwritten before they were read)"
+                )?;
+            } else if follow {
+                output::json("events-lost", &LostJson { lost: dropped }, out)?;
+            }
+            lost += dropped;
+        }
+        for e in &events {
+            match (ctx.json, follow) {
+                (false, _) => writeln!(out, "{}", row(e))?,
+                (true, true) => output::json("event", &EventJson::from(e), out)?,
+                (true, false) => all.push(EventJson::from(e)),
+            }
+        }
+        cursor = next;
+        if events.is_empty() {
+            if !follow {
+                break;
+            }
+            out.flush()?;
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    if ctx.json {
+        let doc = EventsJson {
+            events: all,
+            logged: cursor,
+            lost,
+        };
+        return output::json("events", &doc, out);
+    }
+    writeln!(out, "{cursor} events logged since load; {lost} lost")?;
+    Ok(())
+}

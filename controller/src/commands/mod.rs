@@ -1,0 +1,51 @@
+//! One module per command. Each imports only the domain modules (`module`, `gpus`, `btf`,
+//! `config`, `trace`, `output`, ...), never another command.
+
+pub mod apply;
+pub mod check_kernel;
+pub mod doctor;
+pub mod events;
+pub mod layout;
+pub mod set;
+pub mod status;
+pub mod verify;
+
+use std::io::Write;
+
+use anyhow::Result;
+use clap::CommandFactory;
+use rdna1_mtype_shared::policy::Mode;
+
+use crate::cli::{Cli, Command};
+use crate::exit::Code;
+use crate::Ctx;
+
+/// Runs `command`; its exit code, or the error `main` prints.
+pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
+    match command {
+        Command::Status => status::run(ctx, out).map(|()| Code::Ok),
+        Command::Enable(p) => {
+            set::run(ctx, Some(Mode::Enforce), p.scope, p.classes, out).map(|()| Code::Ok)
+        }
+        Command::Disable => set::run(ctx, Some(Mode::Off), None, None, out).map(|()| Code::Ok),
+        Command::Set { mode, policy } => {
+            set::run(ctx, mode, policy.scope, policy.classes, out).map(|()| Code::Ok)
+        }
+        Command::Apply { config, dry_run } => apply::run(ctx, &config, dry_run, out),
+        Command::Layout { apply } => layout::run(ctx, apply, out).map(|()| Code::Ok),
+        Command::Events { follow } => events::run(ctx, follow, out).map(|()| Code::Ok),
+        Command::Verify(args) => verify::run(ctx, &args, out),
+        Command::Doctor => doctor::run(ctx, out),
+        Command::CheckKernel { kver } => check_kernel::run(ctx, kver.as_deref(), out),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "rdna1ctl", out);
+            Ok(Code::Ok)
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command())
+                .section("8")
+                .render(out)?;
+            Ok(Code::Ok)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! `rdna1ctl set`: change the policy in one atomic step, and show it as the module reads it.
+
+use std::io::Write;
+
+use anyhow::{bail, Result};
+use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
+
+use crate::module::control;
+use crate::output;
+use crate::Ctx;
+
+pub fn run(
+    ctx: &Ctx,
+    mode: Option<Mode>,
+    scope: Option<Scope>,
+    classes: Option<Classes>,
+    out: &mut impl Write,
+) -> Result<()> {
+    if mode.is_none() && scope.is_none() && classes.is_none() {
+        bail!("nothing to set: give --mode, --scope and/or --classes");
+    }
+    let dev = control::open(&ctx.root)?;
+    let mut p = dev.policy()?;
+    p.mode = mode.unwrap_or(p.mode);
+    p.scope = scope.unwrap_or(p.scope);
+    p.classes = classes.unwrap_or(p.classes);
+    dev.set_policy(&p)?;
+    let now = dev.policy()?;
+    if ctx.json {
+        output::json("policy", &output::PolicyJson::from(&now), out)?;
+    } else {
+        output::print_policy(&now, out)?;
+    }
+    if now != p {
+        bail!("the module reads back a different policy than was set (another writer?)");
+    }
+    Ok(())
+}

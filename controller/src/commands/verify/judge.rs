@@ -1,0 +1,575 @@
+//! What verify saw and what it means under the policy.
+//!
+//! Updates are tallied per pid as they are decoded; judging happens once at the end, when the
+//! module's event log for the whole window has been read. A non-NC update is judged per
+//! (pid, MTYPE) group, since the correlation with the module's log is by pid and MTYPE.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rdna1_mtype_shared::abi::{Event, StatsArg, ACTION_KEEP, STATS_DEVICE, STATS_UNKNOWN_DEVICE};
+use rdna1_mtype_shared::pci::PciAddr;
+use rdna1_mtype_shared::policy::{Mode, Policy, Skip};
+use rdna1_mtype_shared::pte::Mtype;
+use serde::Serialize;
+
+use super::attribution::{Attributor, Source};
+use crate::sysroot::SysRoot;
+use crate::trace::decode::Update;
+
+/// Non-NC updates kept per pid to list as violations; the rest are counted only.
+pub const SAMPLES_PER_PID: usize = 100;
+/// Violations listed in the report (all are counted).
+pub const MAX_LISTED: usize = 100;
+/// A keep the module logged this long before the window still explains updates in it: the
+/// hook runs before amdgpu writes the PTEs, so a mapping can straddle the start.
+pub const KEEP_GRACE_NS: u64 = 2_000_000_000;
+
+const MTYPES: [Mtype; 5] = [Mtype::Nc, Mtype::Wc, Mtype::Cc, Mtype::Uc, Mtype::Reserved];
+
+fn mtype_index(m: Mtype) -> usize {
+    match m {
+        Mtype::Nc => 0,
+        Mtype::Wc => 1,
+        Mtype::Cc => 2,
+        Mtype::Uc => 3,
+        Mtype::Reserved => 4,
+    }
+}
+
+/// What one process did in the window.
+#[derive(Default, Debug)]
+pub struct Tally {
+    pub comm: Option<String>,
+    pub updates: u64,
+    /// PTEs of valid, non-PRT updates, by MTYPE (NC, WC, CC, UC, reserved).
+    pub ptes: [u64; 5],
+    /// PTEs that map nothing (no VALID) or are PRT: never subject to the policy.
+    pub other_ptes: u64,
+    /// Valid, non-PRT updates by MTYPE.
+    pub mapped_updates: [u64; 5],
+    pub samples: Vec<Update>,
+}
+
+/// The module's logged keeps: (tgid, written MTYPE) -> (device, reason).
+pub type Keeps = HashMap<(u32, u8), BTreeSet<(Option<PciAddr>, &'static str)>>;
+
+/// Everything verify collected in the window.
+pub struct Collector {
+    pub by_pid: BTreeMap<i32, Tally>,
+    /// (tgid, written MTYPE) -> (device, reason) of the module's logged keeps.
+    pub keeps: Keeps,
+    pub pid_filter: Option<u32>,
+    /// Updates of other pids, dropped by `--pid`.
+    pub filtered: u64,
+    /// Module events read in the window, and lost (overwritten before verify read them).
+    pub module_events: u64,
+    pub module_events_lost: u64,
+    /// CLOCK_MONOTONIC at the start of the window.
+    pub window_start_ns: u64,
+    root: SysRoot,
+}
+
+impl Collector {
+    pub fn new(root: SysRoot, pid_filter: Option<u32>, window_start_ns: u64) -> Collector {
+        Collector {
+            by_pid: BTreeMap::new(),
+            keeps: HashMap::new(),
+            pid_filter,
+            filtered: 0,
+            module_events: 0,
+            module_events_lost: 0,
+            window_start_ns,
+            root,
+        }
+    }
+
+    pub fn add_update(&mut self, u: Update, attr: &mut Attributor) {
+        if self.pid_filter.is_some_and(|p| p as i32 != u.pid) {
+            self.filtered += 1;
+            return;
+        }
+        let root = &self.root;
+        let t = self.by_pid.entry(u.pid).or_insert_with(|| {
+            // First sight: the process may be gone by the end of the window.
+            let pid = u.pid as u32;
+            attr.note_pid(pid);
+            Tally {
+                comm: std::fs::read_to_string(root.path(&format!("/proc/{pid}/comm")))
+                    .ok()
+                    .map(|s| s.trim().to_owned()),
+                ..Tally::default()
+            }
+        });
+        t.updates += 1;
+        if !u.maps_a_page() {
+            t.other_ptes += u.ptes();
+            return;
+        }
+        let m = mtype_index(u.mtype());
+        t.ptes[m] += u.ptes();
+        t.mapped_updates[m] += 1;
+        if m != 0 && t.samples.len() < SAMPLES_PER_PID {
+            t.samples.push(u);
+        }
+    }
+
+    /// One of the module's logged decisions; `in_window` is false for those read from the
+    /// ring before the window (they still attribute pids, and recent keeps still explain).
+    pub fn add_event(&mut self, e: &Event, attr: &mut Attributor, in_window: bool) {
+        let tgid = attr.note_event(e);
+        if in_window {
+            self.module_events += 1;
+        }
+        let recent = e.time_ns + KEEP_GRACE_NS >= self.window_start_ns;
+        if e.action == ACTION_KEEP && (in_window || recent) {
+            let dev = (e.dev_known != 0).then(|| PciAddr::from_raw(e.dev_addr));
+            let why = e.skip_reason().map_or("unknown", Skip::name);
+            self.keeps
+                .entry((tgid, e.written & 7))
+                .or_default()
+                .insert((dev, why));
+        }
+    }
+}
+
+/// One listed violation (or, in off/audit, would-be violation).
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct ViolationJson {
+    pub pid: i32,
+    pub comm: Option<String>,
+    pub device: String,
+    pub vm_ctx: u64,
+    /// GPU page numbers (4 KiB), end exclusive.
+    pub start: u64,
+    pub end: u64,
+    pub ptes: u64,
+    /// The PTE flags written, hex.
+    pub flags: String,
+    pub mtype: &'static str,
+}
+
+#[derive(Serialize, Debug, Default, PartialEq, Eq)]
+pub struct PtesJson {
+    pub nc: u64,
+    pub wc: u64,
+    pub cc: u64,
+    pub uc: u64,
+    pub reserved: u64,
+}
+
+/// One row of the table: a process and the device(s) it is attributed to.
+#[derive(Serialize, Debug)]
+pub struct RowJson {
+    pub device: String,
+    pub attribution: Source,
+    pub in_scope: bool,
+    pub pid: i32,
+    pub comm: Option<String>,
+    pub updates: u64,
+    /// PTEs of valid, non-PRT updates by MTYPE.
+    pub ptes: PtesJson,
+    /// PTEs of invalid or PRT updates (unmaps, sparse): not subject to the policy.
+    pub other_ptes: u64,
+    /// Non-NC updates that break the policy in force (mode enforce only).
+    pub violations: u64,
+    /// Non-NC updates that would break it in enforce (mode off or audit).
+    pub would_violate: u64,
+    /// Non-NC updates the module logged as kept on purpose, by reason.
+    pub explained: BTreeMap<String, u64>,
+    /// Non-NC updates for devices outside the scope.
+    pub out_of_scope: u64,
+}
+
+/// What the judgement found.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    pub rows: Vec<RowJson>,
+    pub violations: u64,
+    pub would_violate: u64,
+    pub listed: Vec<ViolationJson>,
+}
+
+/// Judges every non-NC mapped update under `policy`.
+pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
+    let mut v = Verdict::default();
+    for (&pid, t) in &c.by_pid {
+        let a = attr.attribute(pid as u32);
+        let in_scope = attr.in_scope(&a, &policy.scope);
+        let mut row = RowJson {
+            device: a.label(),
+            attribution: a.source,
+            in_scope,
+            pid,
+            comm: t.comm.clone(),
+            updates: t.updates,
+            ptes: PtesJson {
+                nc: t.ptes[0],
+                wc: t.ptes[1],
+                cc: t.ptes[2],
+                uc: t.ptes[3],
+                reserved: t.ptes[4],
+            },
+            other_ptes: t.other_ptes,
+            violations: 0,
+            would_violate: 0,
+            explained: BTreeMap::new(),
+            out_of_scope: 0,
+        };
+        for (i, &m) in MTYPES.iter().enumerate().skip(1) {
+            let n = t.mapped_updates[i];
+            if n == 0 {
+                continue;
+            }
+            if !in_scope {
+                row.out_of_scope += n;
+                continue;
+            }
+            // Explained if the module logged a keep for this process writing this MTYPE, on
+            // one of the devices it is attributed to (or on an unidentified one).
+            let reasons: BTreeSet<&str> = c
+                .keeps
+                .get(&(pid as u32, m as u8))
+                .into_iter()
+                .flatten()
+                .filter(|(dev, _)| dev.is_none_or(|d| a.devices.contains(&d)))
+                .map(|&(_, why)| why)
+                .collect();
+            if !reasons.is_empty() {
+                let key: Vec<&str> = reasons.into_iter().collect();
+                *row.explained.entry(key.join("+")).or_default() += n;
+                continue;
+            }
+            let enforce = policy.mode == Mode::Enforce;
+            if enforce {
+                row.violations += n;
+                v.violations += n;
+            } else {
+                row.would_violate += n;
+                v.would_violate += n;
+            }
+            for s in t.samples.iter().filter(|s| s.mtype() == m) {
+                if v.listed.len() < MAX_LISTED {
+                    v.listed.push(ViolationJson {
+                        pid,
+                        comm: t.comm.clone(),
+                        device: row.device.clone(),
+                        vm_ctx: s.vm_ctx,
+                        start: s.start,
+                        end: s.end,
+                        ptes: s.ptes(),
+                        flags: format!("{:#x}", s.flags),
+                        mtype: m.name(),
+                    });
+                }
+            }
+        }
+        v.rows.push(row);
+    }
+    v
+}
+
+/// The module's counters for one device, as deltas over the window.
+#[derive(Serialize, Debug, PartialEq, Eq)]
+pub struct CountersJson {
+    /// PCI address, `unidentified`, or `beyond-table`.
+    pub device: String,
+    pub vendor: u16,
+    pub device_id: u16,
+    pub calls: u64,
+    /// Rewritten to NC, by the MTYPE before.
+    pub rewritten: PtesJson,
+    pub would_rewrite: PtesJson,
+    /// Left alone, by reason (zero counts omitted).
+    pub skipped: BTreeMap<&'static str, u64>,
+}
+
+fn by_mtype(a: &[u64; 4], b: &[u64; 4]) -> PtesJson {
+    let d = |i: usize| a[i].saturating_sub(b[i]);
+    PtesJson {
+        nc: d(0),
+        wc: d(1),
+        cc: d(2),
+        uc: d(3),
+        reserved: 0,
+    }
+}
+
+/// Counter deltas per counter set (matched by kind and address), `after - before`.
+pub fn counter_deltas(before: &[StatsArg], after: &[StatsArg]) -> Vec<CountersJson> {
+    after
+        .iter()
+        .map(|a| {
+            let zero = StatsArg::default();
+            let b = before
+                .iter()
+                .find(|b| b.kind == a.kind && b.addr == a.addr)
+                .unwrap_or(&zero);
+            let device = match a.kind {
+                STATS_DEVICE => PciAddr::from_raw(a.addr).to_string(),
+                STATS_UNKNOWN_DEVICE => "unidentified".to_owned(),
+                _ => "beyond-table".to_owned(),
+            };
+            let skipped = Skip::ALL
+                .iter()
+                .map(|&s| {
+                    let i = s as usize;
+                    (s.name(), a.skipped[i].saturating_sub(b.skipped[i]))
+                })
+                .filter(|&(_, n)| n > 0)
+                .collect();
+            CountersJson {
+                device,
+                vendor: a.vendor,
+                device_id: a.device,
+                calls: a.calls.saturating_sub(b.calls),
+                rewritten: by_mtype(&a.rewritten, &b.rewritten),
+                would_rewrite: by_mtype(&a.would_rewrite, &b.would_rewrite),
+                skipped,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdna1_mtype_shared::abi::{ACTION_REWRITE, STATS_DEVICE};
+    use rdna1_mtype_shared::policy::{Classes, Scope};
+
+    const RDNA1: &str = "0000:03:00.0";
+    const RDNA2: &str = "0000:04:00.0";
+    const START: u64 = 100_000_000_000;
+
+    fn addr(s: &str) -> PciAddr {
+        PciAddr::parse(s.as_bytes()).unwrap()
+    }
+
+    fn policy(mode: Mode, scope: Scope) -> Policy {
+        Policy {
+            mode,
+            scope,
+            classes: Classes::DEFAULT,
+        }
+    }
+
+    fn stats(a: &str, device: u16) -> StatsArg {
+        StatsArg {
+            kind: STATS_DEVICE,
+            addr: addr(a).raw(),
+            vendor: 0x1002,
+            device,
+            ..Default::default()
+        }
+    }
+
+    /// A root with no /proc: tids are their own tgids, no fdinfo.
+    fn setup() -> (Collector, Attributor) {
+        let root = SysRoot::new(std::env::temp_dir().join("rdna1ctl-report-noroot"));
+        let mut attr = Attributor::new(root.clone());
+        attr.note_stats(&[stats(RDNA1, 0x731f), stats(RDNA2, 0x73bf)]);
+        (Collector::new(root, None, START), attr)
+    }
+
+    fn event(pid: u32, dev: &str, written: u8, action: u8, skip: Skip, time_ns: u64) -> Event {
+        Event {
+            pid,
+            time_ns,
+            dev_addr: addr(dev).raw(),
+            vendor: 0x1002,
+            device: if dev == RDNA1 { 0x731f } else { 0x73bf },
+            dev_known: 1,
+            written,
+            action,
+            skip: skip as u8,
+            ..Default::default()
+        }
+    }
+
+    fn upd(pid: i32, flags: u64) -> Update {
+        Update {
+            start: 0x100,
+            end: 0x104,
+            flags,
+            nptes: 4,
+            incr: 4096,
+            pid,
+            vm_ctx: 0x42,
+        }
+    }
+
+    const UC: u64 = 0x67 | (3 << 48);
+    const CC: u64 = 0x67 | (2 << 48);
+    const NC: u64 = 0x67;
+
+    #[test]
+    fn unexplained_uc_in_enforce_is_a_violation_with_details() {
+        let (mut c, mut a) = setup();
+        c.add_event(
+            &event(10, RDNA1, 0, ACTION_REWRITE, Skip::ModeOff, START),
+            &mut a,
+            true,
+        );
+        c.add_update(upd(10, NC), &mut a);
+        c.add_update(upd(10, UC), &mut a);
+        c.add_update(upd(10, UC & !1), &mut a); // not VALID: an unmap
+        c.add_update(upd(10, UC | rdna1_mtype_shared::pte::PTE_PRT), &mut a);
+        let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Rdna1));
+        assert_eq!(v.violations, 1);
+        let row = &v.rows[0];
+        assert_eq!(
+            (row.device.as_str(), row.attribution),
+            (RDNA1, Source::ModuleEvents)
+        );
+        assert_eq!(
+            (row.updates, row.ptes.nc, row.ptes.uc, row.other_ptes),
+            (4, 4, 4, 8)
+        );
+        assert_eq!(
+            v.listed,
+            [ViolationJson {
+                pid: 10,
+                comm: None,
+                device: RDNA1.into(),
+                vm_ctx: 0x42,
+                start: 0x100,
+                end: 0x104,
+                ptes: 4,
+                flags: "0x3000000000067".into(),
+                mtype: "UC",
+            }]
+        );
+    }
+
+    #[test]
+    fn a_logged_keep_of_the_same_pid_and_mtype_explains() {
+        let (mut c, mut a) = setup();
+        c.add_event(
+            &event(10, RDNA1, 3, ACTION_KEEP, Skip::NeverClass, START + 5),
+            &mut a,
+            true,
+        );
+        // Another pid's keep, and a keep of another MTYPE, explain nothing.
+        c.add_event(
+            &event(11, RDNA1, 3, ACTION_KEEP, Skip::NeverClass, START + 5),
+            &mut a,
+            true,
+        );
+        c.add_event(
+            &event(12, RDNA1, 2, ACTION_KEEP, Skip::LayoutUnknown, START + 5),
+            &mut a,
+            true,
+        );
+        for pid in [10, 12, 13] {
+            c.add_update(upd(pid, UC), &mut a);
+        }
+        c.add_event(
+            &event(13, RDNA1, 0, ACTION_REWRITE, Skip::ModeOff, START),
+            &mut a,
+            true,
+        );
+        c.add_update(upd(11, CC), &mut a);
+        let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Rdna1));
+        let by_pid: BTreeMap<i32, (u64, Vec<&String>)> = v
+            .rows
+            .iter()
+            .map(|r| (r.pid, (r.violations, r.explained.keys().collect())))
+            .collect();
+        assert_eq!(by_pid[&10], (0, vec![&"never_class".to_string()]));
+        assert_eq!(by_pid[&11].0, 1, "pid 11 kept UC, not CC");
+        assert_eq!(by_pid[&12].0, 1, "pid 12 kept CC, not UC");
+        assert_eq!(by_pid[&13].0, 1);
+        assert_eq!(v.violations, 3);
+    }
+
+    #[test]
+    fn keeps_long_before_the_window_explain_nothing() {
+        let (mut c, mut a) = setup();
+        let old = START - KEEP_GRACE_NS - 1;
+        c.add_event(
+            &event(10, RDNA1, 3, ACTION_KEEP, Skip::NeverClass, old),
+            &mut a,
+            false,
+        );
+        c.add_event(
+            &event(11, RDNA1, 3, ACTION_KEEP, Skip::NeverClass, START - 1000),
+            &mut a,
+            false,
+        );
+        c.add_update(upd(10, UC), &mut a);
+        c.add_update(upd(11, UC), &mut a);
+        let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Rdna1));
+        assert_eq!(
+            v.rows.iter().map(|r| r.violations).collect::<Vec<_>>(),
+            [1, 0]
+        );
+        assert_eq!(
+            c.module_events, 0,
+            "events before the window are not counted in it"
+        );
+    }
+
+    #[test]
+    fn audit_and_off_report_would_violate_only() {
+        for mode in [Mode::Audit, Mode::Off] {
+            let (mut c, mut a) = setup();
+            c.add_event(
+                &event(10, RDNA1, 0, ACTION_REWRITE, Skip::ModeOff, START),
+                &mut a,
+                true,
+            );
+            c.add_update(upd(10, UC), &mut a);
+            let v = judge(&c, &a, &policy(mode, Scope::Rdna1));
+            assert_eq!(
+                (v.violations, v.would_violate, v.listed.len()),
+                (0, 1, 1),
+                "{mode:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn scope_decides_for_attributed_and_unattributed_pids() {
+        let (mut c, mut a) = setup();
+        c.add_event(
+            &event(20, RDNA2, 0, ACTION_REWRITE, Skip::ModeOff, START),
+            &mut a,
+            true,
+        );
+        c.add_update(upd(20, UC), &mut a); // RDNA2: out of rdna1
+        c.add_update(upd(30, UC), &mut a); // unattributed: RDNA1 or RDNA2
+        let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Rdna1));
+        assert_eq!(v.violations, 0);
+        assert_eq!(v.rows.iter().map(|r| r.out_of_scope).sum::<u64>(), 2);
+        assert_eq!(v.rows[1].device, "unattributed");
+        // gfx10 covers both devices: both are violations now.
+        let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Gfx10));
+        assert_eq!(v.violations, 2);
+    }
+
+    #[test]
+    fn pid_filter_drops_other_pids() {
+        let (_, mut a) = setup();
+        let mut c = Collector::new(SysRoot::new("/nonexistent".into()), Some(10), START);
+        c.add_update(upd(10, NC), &mut a);
+        c.add_update(upd(11, UC), &mut a);
+        assert_eq!((c.by_pid.len(), c.filtered), (1, 1));
+    }
+
+    #[test]
+    fn counters_are_deltas_over_the_window() {
+        let mut b = stats(RDNA1, 0x731f);
+        b.calls = 10;
+        b.rewritten = [0, 1, 2, 3];
+        b.skipped[Skip::NeverClass as usize] = 4;
+        let mut a = b;
+        a.calls = 15;
+        a.rewritten = [0, 1, 4, 3];
+        a.skipped[Skip::NeverClass as usize] = 5;
+        let new = stats(RDNA2, 0x73bf);
+        let d = counter_deltas(&[b], &[a, StatsArg { calls: 2, ..new }]);
+        assert_eq!(d[0].calls, 5);
+        assert_eq!((d[0].rewritten.cc, d[0].rewritten.uc), (2, 0));
+        assert_eq!(d[0].skipped.get("never_class"), Some(&1));
+        assert_eq!((d[1].device.as_str(), d[1].calls), (RDNA2, 2));
+    }
+}

@@ -1,0 +1,117 @@
+//! What sysfs says about the loaded `rdna1_mtype` module.
+
+use anyhow::{Context, Result};
+use rdna1_mtype_shared::bo::BoLayout;
+use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
+
+use crate::sysroot::SysRoot;
+
+/// sysfs directory of the module.
+pub const MODULE_DIR: &str = "/sys/module/rdna1_mtype";
+
+/// The module's state, as its sysfs attributes report it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ModuleState {
+    NotLoaded,
+    Loaded(LoadedModule),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct LoadedModule {
+    pub version: String,
+    pub mode: Mode,
+    pub scope: Scope,
+    pub classes: Classes,
+    /// The amdgpu_bo layout the module classifies BOs with, if any.
+    pub bo_layout: Option<BoLayout>,
+    /// `unset`, `ok` or `invalid`.
+    pub bo_layout_status: String,
+    /// `builtin` (the module's own copy of amdgpu_bo), `set` (written by root) or `none`.
+    pub bo_layout_source: String,
+    /// Whether the hook on amdgpu's `gmc_v10_0_get_vm_pte` is registered.
+    pub armed: bool,
+    /// Why the last arming failed (`parameters/arm_error`), if it did.
+    pub arm_error: Option<String>,
+    /// Calls the hook's guards refused (`parameters/rejected`).
+    pub rejected: u64,
+}
+
+pub fn read(root: &SysRoot) -> Result<ModuleState> {
+    let dir = root.path(MODULE_DIR);
+    if !dir.is_dir() {
+        return Ok(ModuleState::NotLoaded);
+    }
+    let attr = |name: &str| -> Result<String> {
+        let p = dir.join(name);
+        root.read_attr(&p)
+            .with_context(|| format!("reading {}", p.display()))?
+            .with_context(|| {
+                format!(
+                    "{} is missing: is this an rdna1_mtype build older than rdna1ctl?",
+                    p.display()
+                )
+            })
+    };
+    let version = attr("version")?;
+    let mode_text = attr("parameters/mode")?;
+    let mode = Mode::parse(mode_text.as_bytes())
+        .with_context(|| format!("the module reports an unknown mode {mode_text:?}: rdna1ctl and the module differ in version"))?;
+    let scope_text = attr("parameters/scope")?;
+    let scope = Scope::parse(scope_text.as_bytes()).with_context(|| {
+        format!("the module reports an unknown scope {scope_text:?}: rdna1ctl and the module differ in version")
+    })?;
+    let classes_text = attr("parameters/classes")?;
+    let classes = Classes::parse(classes_text.as_bytes()).with_context(|| {
+        format!("the module reports unknown classes {classes_text:?}: rdna1ctl and the module differ in version")
+    })?;
+    let layout_text = attr("parameters/bo_layout")?;
+    let bo_layout = match layout_text.as_str() {
+        "none" => None,
+        t => Some(BoLayout::parse(t.as_bytes()).with_context(|| {
+            format!("the module reports a bo_layout rdna1ctl cannot read: {t:?}")
+        })?),
+    };
+    let bo_layout_status = attr("parameters/bo_layout_status")?;
+    let bo_layout_source = attr("parameters/bo_layout_source")?;
+    let armed = match attr("parameters/armed")?.as_str() {
+        "Y" | "1" => true,
+        "N" | "0" => false,
+        other => anyhow::bail!("parameters/armed reads {other:?}, expected Y or N"),
+    };
+    // Newer than the other parameters: a module loaded before an upgrade of rdna1ctl lacks
+    // them, and status/apply must still work against it.
+    let optional = |name: &str| root.read_attr(&dir.join(name)).ok().flatten();
+    let arm_error = optional("parameters/arm_error").filter(|e| !e.is_empty());
+    let rejected = match optional("parameters/rejected") {
+        None => 0,
+        Some(t) => t
+            .parse()
+            .with_context(|| format!("parameters/rejected reads {t:?}, expected a count"))?,
+    };
+    Ok(ModuleState::Loaded(LoadedModule {
+        version,
+        mode,
+        scope,
+        classes,
+        bo_layout,
+        bo_layout_status,
+        bo_layout_source,
+        armed,
+        arm_error,
+        rejected,
+    }))
+}
+
+/// Writes `value` (a layout, `builtin` or `none`) to the module's `bo_layout` parameter.
+pub fn write_bo_layout(root: &SysRoot, value: &str) -> Result<()> {
+    let param = root.path(&format!("{MODULE_DIR}/parameters/bo_layout"));
+    std::fs::write(&param, format!("{value}\n")).map_err(|e| {
+        let hint = match e.kind() {
+            std::io::ErrorKind::PermissionDenied => ": only root may change the policy (sudo)",
+            std::io::ErrorKind::InvalidInput => ": the module refused it (see dmesg)",
+            _ => "",
+        };
+        let what = format!("writing {value:?} to {}: {e}{hint}", param.display());
+        anyhow::Error::new(e).context(what)
+    })
+}

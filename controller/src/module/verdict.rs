@@ -1,0 +1,312 @@
+//! Whether the module protects a GPU (forces NC in its mappings), and if not, every reason why.
+//!
+//! Scope membership is the shared crate's `Scope::contains`, the same test `decide()` makes on
+//! every hooked call, so status cannot disagree with the module about which devices it touches.
+
+use rdna1_mtype_shared::devices::PCI_VENDOR_AMD;
+use rdna1_mtype_shared::pci::DeviceId;
+use rdna1_mtype_shared::policy::{Mode, Scope};
+
+use crate::gpus::Gpu;
+use crate::module::params::{LoadedModule, ModuleState};
+
+/// One reason the module leaves a GPU's mappings as amdgpu computed them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    ModuleNotLoaded,
+    /// The hook is not registered; `amdgpu_bound` says whether some GPU is on amdgpu (then
+    /// amdgpu is loaded and arming failed, rather than not happened yet).
+    NotArmed {
+        amdgpu_bound: bool,
+    },
+    ModeOff,
+    ModeAudit,
+    OutOfScope {
+        rdna1: bool,
+        scope: Scope,
+    },
+    NotOnAmdgpu {
+        driver: Option<String>,
+    },
+    LayoutUnset,
+    LayoutInvalid,
+}
+
+impl Reason {
+    /// Stable identifier for scripts (`--json` `reason_codes`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Reason::ModuleNotLoaded => "module_not_loaded",
+            Reason::NotArmed { .. } => "not_armed",
+            Reason::ModeOff => "mode_off",
+            Reason::ModeAudit => "mode_audit",
+            Reason::OutOfScope { .. } => "out_of_scope",
+            Reason::NotOnAmdgpu { .. } => "not_on_amdgpu",
+            Reason::LayoutUnset => "layout_unset",
+            Reason::LayoutInvalid => "layout_invalid",
+        }
+    }
+
+    /// The reason in words, with what to do where there is something to do.
+    pub fn text(&self) -> String {
+        match self {
+            Reason::ModuleNotLoaded => {
+                "rdna1_mtype is not loaded (sudo modprobe rdna1_mtype mode=enforce)".into()
+            }
+            Reason::NotArmed {
+                amdgpu_bound: false,
+            } => "the hook is not armed: amdgpu is not loaded (it arms when amdgpu loads)".into(),
+            Reason::NotArmed { amdgpu_bound: true } => {
+                "the hook is not armed although amdgpu is loaded: see dmesg for why".into()
+            }
+            Reason::ModeOff => "mode is off (sudo rdna1ctl set --mode enforce)".into(),
+            Reason::ModeAudit => {
+                "mode is audit: it counts what enforce would change and changes nothing".into()
+            }
+            Reason::OutOfScope { rdna1: true, scope } => format!(
+                "out of scope {scope} (sudo rdna1ctl set --scope rdna1, or add its address)"
+            ),
+            Reason::OutOfScope {
+                rdna1: false,
+                scope,
+            } => format!("not RDNA1 and out of scope {scope}: rdna1_mtype never modifies it"),
+            Reason::NotOnAmdgpu { driver: Some(d) } => {
+                format!("bound to {d}, not amdgpu: the hook only sees amdgpu's mappings")
+            }
+            Reason::NotOnAmdgpu { driver: None } => {
+                "no driver bound: the hook only sees amdgpu's mappings".into()
+            }
+            Reason::LayoutUnset => "amdgpu_bo layout unset: no BO mapping is changed, only SVM \
+                                    ranges (sudo rdna1ctl apply: built-in or BTF layout)"
+                .into(),
+            Reason::LayoutInvalid => "amdgpu_bo layout invalid: no BO mapping is changed, only \
+                                      SVM ranges (sudo rdna1ctl apply: built-in or BTF layout)"
+                .into(),
+        }
+    }
+}
+
+/// What status concludes about one GPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Whether the module's scope covers the GPU; `None` when the module is not loaded.
+    pub in_scope: Option<bool>,
+    /// Empty if and only if the GPU is protected.
+    pub reasons: Vec<Reason>,
+}
+
+impl Verdict {
+    pub fn protected(&self) -> bool {
+        self.reasons.is_empty()
+    }
+
+    /// `protected` or `NOT protected: <reasons>`.
+    pub fn line(&self) -> String {
+        if self.protected() {
+            return "protected".into();
+        }
+        let why: Vec<String> = self.reasons.iter().map(Reason::text).collect();
+        format!("NOT protected: {}", why.join("; "))
+    }
+}
+
+/// Judges `gpu` under the module's state; `amdgpu_bound` says whether any GPU is bound to
+/// amdgpu (so amdgpu is loaded).
+pub fn judge(module: &ModuleState, gpu: &Gpu, amdgpu_bound: bool) -> Verdict {
+    let on_amdgpu = gpu.driver.as_deref() == Some("amdgpu");
+    let driver = (!on_amdgpu).then(|| Reason::NotOnAmdgpu {
+        driver: gpu.driver.clone(),
+    });
+    let ModuleState::Loaded(m) = module else {
+        return Verdict {
+            in_scope: None,
+            reasons: [Some(Reason::ModuleNotLoaded), driver]
+                .into_iter()
+                .flatten()
+                .collect(),
+        };
+    };
+    let in_scope = m.scope.contains(&DeviceId {
+        addr: gpu.pci_addr,
+        vendor: PCI_VENDOR_AMD,
+        device: gpu.device_id,
+    });
+    let reasons = [
+        (!m.armed).then_some(Reason::NotArmed { amdgpu_bound }),
+        mode_reason(m.mode),
+        (!in_scope).then_some(Reason::OutOfScope {
+            rdna1: gpu.rdna1.is_some(),
+            scope: m.scope,
+        }),
+        driver,
+        layout_reason(m),
+    ];
+    Verdict {
+        in_scope: Some(in_scope),
+        reasons: reasons.into_iter().flatten().collect(),
+    }
+}
+
+fn mode_reason(mode: Mode) -> Option<Reason> {
+    match mode {
+        Mode::Off => Some(Reason::ModeOff),
+        Mode::Audit => Some(Reason::ModeAudit),
+        Mode::Enforce => None,
+    }
+}
+
+/// The module classifies BOs only with a valid layout (`ok` and a value); anything else leaves
+/// every BO alone.
+fn layout_reason(m: &LoadedModule) -> Option<Reason> {
+    match (m.bo_layout_status.as_str(), m.bo_layout) {
+        ("ok", Some(_)) => None,
+        ("invalid", _) => Some(Reason::LayoutInvalid),
+        _ => Some(Reason::LayoutUnset),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpus::tests::gpu;
+    use rdna1_mtype_shared::bo::BoLayout;
+    use rdna1_mtype_shared::devices::Rdna1Chip;
+    use rdna1_mtype_shared::policy::Classes;
+
+    fn enforcing(scope: &str) -> LoadedModule {
+        LoadedModule {
+            version: "0.1.0".into(),
+            mode: Mode::Enforce,
+            scope: Scope::parse(scope.as_bytes()).unwrap(),
+            classes: Classes::DEFAULT,
+            bo_layout: BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"),
+            bo_layout_status: "ok".into(),
+            bo_layout_source: "set".into(),
+            armed: true,
+            arm_error: None,
+            rejected: 0,
+        }
+    }
+
+    fn codes(v: &Verdict) -> Vec<&'static str> {
+        v.reasons.iter().map(Reason::code).collect()
+    }
+
+    const RX5700XT: u16 = 0x731f;
+    const RX6900XT: u16 = 0x73bf;
+
+    #[test]
+    fn rdna1_on_amdgpu_under_full_enforce_is_protected() {
+        let g = gpu(3, RX5700XT, Some("amdgpu"));
+        assert_eq!(g.rdna1, Some(Rdna1Chip::Navi10));
+        let v = judge(&ModuleState::Loaded(enforcing("rdna1")), &g, true);
+        assert_eq!(v.in_scope, Some(true));
+        assert!(v.protected(), "{v:?}");
+        assert_eq!(v.line(), "protected");
+    }
+
+    #[test]
+    fn not_loaded_says_so_and_keeps_device_level_reasons() {
+        let v = judge(
+            &ModuleState::NotLoaded,
+            &gpu(3, RX5700XT, Some("amdgpu")),
+            true,
+        );
+        assert_eq!((v.in_scope, codes(&v)), (None, vec!["module_not_loaded"]));
+        let v = judge(&ModuleState::NotLoaded, &gpu(3, RX5700XT, None), false);
+        assert_eq!(codes(&v), ["module_not_loaded", "not_on_amdgpu"]);
+        assert!(v.line().contains("no driver bound"), "{}", v.line());
+    }
+
+    #[test]
+    fn each_module_setting_is_a_reason() {
+        let g = gpu(3, RX5700XT, Some("amdgpu"));
+        let judge_with = |f: &dyn Fn(&mut LoadedModule)| {
+            let mut m = enforcing("rdna1");
+            f(&mut m);
+            codes(&judge(&ModuleState::Loaded(m), &g, true))
+        };
+        assert_eq!(judge_with(&|m| m.armed = false), ["not_armed"]);
+        assert_eq!(judge_with(&|m| m.mode = Mode::Off), ["mode_off"]);
+        assert_eq!(judge_with(&|m| m.mode = Mode::Audit), ["mode_audit"]);
+        assert_eq!(
+            judge_with(&|m| {
+                m.bo_layout = None;
+                m.bo_layout_status = "unset".into();
+            }),
+            ["layout_unset"]
+        );
+        assert_eq!(
+            judge_with(&|m| m.bo_layout_status = "invalid".into()),
+            ["layout_invalid"]
+        );
+        assert_eq!(
+            judge_with(&|m| m.scope = Scope::parse(b"0000:04:00.0").unwrap()),
+            ["out_of_scope"]
+        );
+    }
+
+    #[test]
+    fn scope_decides_as_the_module_does() {
+        let rdna2 = gpu(0x0c, RX6900XT, Some("amdgpu"));
+        let m = ModuleState::Loaded(enforcing("rdna1"));
+        let v = judge(&m, &rdna2, true);
+        assert_eq!(v.in_scope, Some(false));
+        assert!(
+            v.line().contains("not RDNA1 and out of scope rdna1"),
+            "{}",
+            v.line()
+        );
+        let v = judge(&ModuleState::Loaded(enforcing("gfx10")), &rdna2, true);
+        assert_eq!(v.in_scope, Some(true), "gfx10 covers RDNA2");
+        let listed = ModuleState::Loaded(enforcing("0000:0c:00.0"));
+        assert_eq!(judge(&listed, &rdna2, true).in_scope, Some(true));
+        assert_eq!(
+            judge(&listed, &gpu(3, RX5700XT, Some("amdgpu")), true).in_scope,
+            Some(false),
+            "an RDNA1 GPU not in an explicit list is out of scope"
+        );
+    }
+
+    #[test]
+    fn reasons_accumulate_in_a_fixed_order() {
+        let mut m = enforcing("0000:04:00.0");
+        m.mode = Mode::Audit;
+        m.armed = false;
+        m.bo_layout = None;
+        m.bo_layout_status = "unset".into();
+        let v = judge(
+            &ModuleState::Loaded(m),
+            &gpu(3, RX5700XT, Some("vfio-pci")),
+            false,
+        );
+        assert_eq!(
+            codes(&v),
+            [
+                "not_armed",
+                "mode_audit",
+                "out_of_scope",
+                "not_on_amdgpu",
+                "layout_unset"
+            ]
+        );
+        let line = v.line();
+        assert!(
+            line.starts_with("NOT protected: the hook is not armed: amdgpu is not loaded"),
+            "{line}"
+        );
+        assert!(line.contains("; bound to vfio-pci, not amdgpu"), "{line}");
+    }
+
+    #[test]
+    fn not_armed_while_amdgpu_drives_a_gpu_points_at_dmesg() {
+        let mut m = enforcing("rdna1");
+        m.armed = false;
+        let v = judge(
+            &ModuleState::Loaded(m),
+            &gpu(3, RX5700XT, Some("amdgpu")),
+            true,
+        );
+        assert!(v.line().contains("see dmesg"), "{}", v.line());
+    }
+}
