@@ -123,6 +123,13 @@ pub fn discover(root: &SysRoot) -> Result<Vec<Gpu>> {
     Ok(gpus)
 }
 
+/// Whether amdgpu is loaded: its sysfs directory (there also when built in) or a GPU bound to
+/// it. Status and doctor both judge "not armed" with this one answer.
+pub fn amdgpu_loaded(root: &SysRoot, gpus: &[Gpu]) -> bool {
+    root.path("/sys/module/amdgpu").is_dir()
+        || gpus.iter().any(|g| g.driver.as_deref() == Some("amdgpu"))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

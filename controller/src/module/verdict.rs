@@ -47,25 +47,21 @@ impl Reason {
         }
     }
 
-    /// The reason in words, with what to do where there is something to do.
-    pub fn text(&self) -> String {
+    /// What is wrong, in words.
+    pub fn what(&self) -> String {
         match self {
-            Reason::ModuleNotLoaded => {
-                "rdna1_mtype is not loaded (sudo modprobe rdna1_mtype mode=enforce)".into()
-            }
+            Reason::ModuleNotLoaded => "rdna1_mtype is not loaded".into(),
             Reason::NotArmed {
                 amdgpu_bound: false,
-            } => "the hook is not armed: amdgpu is not loaded (it arms when amdgpu loads)".into(),
+            } => "the hook is not armed: amdgpu is not loaded, waiting for amdgpu to arm".into(),
             Reason::NotArmed { amdgpu_bound: true } => {
-                "the hook is not armed although amdgpu is loaded: see dmesg for why".into()
+                "the hook is not armed although amdgpu is loaded".into()
             }
-            Reason::ModeOff => "mode is off (sudo rdna1ctl set --mode enforce)".into(),
+            Reason::ModeOff => "mode is off".into(),
             Reason::ModeAudit => {
                 "mode is audit: it counts what enforce would change and changes nothing".into()
             }
-            Reason::OutOfScope { rdna1: true, scope } => format!(
-                "out of scope {scope} (sudo rdna1ctl set --scope rdna1, or add its address)"
-            ),
+            Reason::OutOfScope { rdna1: true, scope } => format!("out of scope {scope}"),
             Reason::OutOfScope {
                 rdna1: false,
                 scope,
@@ -76,14 +72,67 @@ impl Reason {
             Reason::NotOnAmdgpu { driver: None } => {
                 "no driver bound: the hook only sees amdgpu's mappings".into()
             }
-            Reason::LayoutUnset => "amdgpu_bo layout unset: no BO mapping is changed, only SVM \
-                                    ranges (sudo rdna1ctl apply: built-in or BTF layout)"
-                .into(),
-            Reason::LayoutInvalid => "amdgpu_bo layout invalid: no BO mapping is changed, only \
-                                      SVM ranges (sudo rdna1ctl apply: built-in or BTF layout)"
+            Reason::LayoutUnset => {
+                "amdgpu_bo layout unset: no BO mapping is changed, only SVM ranges".into()
+            }
+            Reason::LayoutInvalid => "amdgpu_bo layout invalid (a BO broke an invariant): no BO \
+                                      mapping is changed, only SVM ranges"
                 .into(),
         }
     }
+
+    /// The one fix for it, where there is something to do: status and doctor both print this.
+    pub fn fix(&self) -> Option<&'static str> {
+        match self {
+            Reason::ModuleNotLoaded => Some("sudo modprobe rdna1_mtype mode=enforce"),
+            Reason::NotArmed {
+                amdgpu_bound: false,
+            } => Some("sudo modprobe amdgpu"),
+            Reason::NotArmed { amdgpu_bound: true } => Some(
+                "see dmesg (`dmesg | grep rdna1_mtype`, or arm_error in `rdna1ctl status`); \
+                 reload: sudo modprobe -r rdna1_mtype && sudo modprobe rdna1_mtype",
+            ),
+            Reason::ModeOff => Some("sudo rdna1ctl set --mode enforce"),
+            Reason::OutOfScope { rdna1: true, .. } => {
+                Some("sudo rdna1ctl set --scope rdna1, or add its address")
+            }
+            Reason::LayoutUnset => Some(
+                "sudo rdna1ctl apply (config layout = \"auto\"), or sudo rdna1ctl layout --apply",
+            ),
+            Reason::LayoutInvalid => Some(
+                "sudo rdna1ctl layout --apply (with module BTF), or echo builtin | sudo tee \
+                 /sys/module/rdna1_mtype/parameters/bo_layout",
+            ),
+            Reason::ModeAudit
+            | Reason::OutOfScope { rdna1: false, .. }
+            | Reason::NotOnAmdgpu { .. } => None,
+        }
+    }
+
+    /// The reason in words, with what to do in brackets where there is something to do.
+    pub fn text(&self) -> String {
+        match self.fix() {
+            Some(fix) => format!("{} ({fix})", self.what()),
+            None => self.what(),
+        }
+    }
+}
+
+/// The reasons that come from the module alone, the same for every GPU, in the order `judge`
+/// gives them: not loaded; or not armed, mode, layout. `amdgpu_loaded` as
+/// `gpus::amdgpu_loaded` answers it.
+pub fn module_reasons(module: &ModuleState, amdgpu_loaded: bool) -> Vec<Reason> {
+    let ModuleState::Loaded(m) = module else {
+        return vec![Reason::ModuleNotLoaded];
+    };
+    [
+        armed_reason(m, amdgpu_loaded),
+        mode_reason(m.mode),
+        layout_reason(m),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// What status concludes about one GPU.
@@ -132,7 +181,7 @@ pub fn judge(module: &ModuleState, gpu: &Gpu, amdgpu_bound: bool) -> Verdict {
         device: gpu.device_id,
     });
     let reasons = [
-        (!m.armed).then_some(Reason::NotArmed { amdgpu_bound }),
+        armed_reason(m, amdgpu_bound),
         mode_reason(m.mode),
         (!in_scope).then_some(Reason::OutOfScope {
             rdna1: gpu.rdna1.is_some(),
@@ -145,6 +194,12 @@ pub fn judge(module: &ModuleState, gpu: &Gpu, amdgpu_bound: bool) -> Verdict {
         in_scope: Some(in_scope),
         reasons: reasons.into_iter().flatten().collect(),
     }
+}
+
+fn armed_reason(m: &LoadedModule, amdgpu_loaded: bool) -> Option<Reason> {
+    (!m.armed).then_some(Reason::NotArmed {
+        amdgpu_bound: amdgpu_loaded,
+    })
 }
 
 fn mode_reason(mode: Mode) -> Option<Reason> {

@@ -1,9 +1,9 @@
 //! The GPUs, amdgpu and rdna1_mtype as loaded, and the amdgpu parameters that bear on RDNA1
 //! compute faults.
 
-use rdna1_mtype_shared::policy::Mode;
-
+use crate::gpus;
 use crate::module::params::{self, ModuleState};
+use crate::module::verdict::{self, Reason};
 
 use super::{Check, Input};
 
@@ -83,17 +83,12 @@ fn amdgpu_check(input: &Input) -> Check {
     }
 }
 
+/// `module.loaded` and `module.layout`, judged by status's own [`verdict::module_reasons`]:
+/// doctor and status cannot disagree on the module's state or its fix.
 fn module_checks(input: &Input) -> Vec<Check> {
     let id = "module.loaded";
-    let m = match params::read(input.root) {
-        Ok(ModuleState::Loaded(m)) => m,
-        Ok(ModuleState::NotLoaded) => {
-            return vec![Check::fail(
-                id,
-                "rdna1_mtype is not loaded: no PTE is changed",
-                "sudo modprobe rdna1_mtype mode=audit (then `sudo rdna1ctl enable` to enforce)",
-            )];
-        }
+    let state = match params::read(input.root) {
+        Ok(state) => state,
         Err(e) => {
             return vec![Check::fail(
                 id,
@@ -102,50 +97,56 @@ fn module_checks(input: &Input) -> Vec<Check> {
             )];
         }
     };
-    let loaded = if !m.armed && amdgpu_loaded(input) {
-        Check::fail(
-            id,
-            format!("rdna1_mtype {} is loaded but its hook is not armed although amdgpu is loaded", m.version),
-            "read `dmesg | grep rdna1_mtype` for the arming error; reload: sudo modprobe -r rdna1_mtype && sudo modprobe rdna1_mtype",
-        )
-    } else if !m.armed {
-        Check::warn(
-            id,
-            format!(
-                "rdna1_mtype {} is loaded, waiting for amdgpu to arm",
-                m.version
-            ),
-            "sudo modprobe amdgpu",
-        )
-    } else {
-        match m.mode {
-            Mode::Off => Check::warn(
-                id,
-                format!("rdna1_mtype {} is armed in mode off: it counts calls, changes nothing", m.version),
-                "sudo rdna1ctl set --mode audit (see what would change) or sudo rdna1ctl enable",
-            ),
-            Mode::Audit => Check::ok(
-                id,
-                format!("rdna1_mtype {} is armed in mode audit (counts what enforce would change), scope {}", m.version, m.scope),
-            ),
-            Mode::Enforce => Check::ok(
-                id,
-                format!("rdna1_mtype {} is armed in mode enforce, scope {}", m.version, m.scope),
-            ),
+    let gpus = input.facts.gpus.as_deref().unwrap_or_default();
+    let reasons = verdict::module_reasons(&state, gpus::amdgpu_loaded(input.root, gpus));
+    let check = |id, r: &Reason, fail: bool, what: String| {
+        let fix = r.fix().unwrap_or_default();
+        if fail {
+            Check::fail(id, what, fix)
+        } else {
+            Check::warn(id, what, fix)
         }
     };
-    let layout = match m.bo_layout_status.as_str() {
-        "ok" => Check::ok("module.layout", "amdgpu_bo layout set: BOs are classified"),
-        "invalid" => Check::fail(
-            "module.layout",
-            "the amdgpu_bo layout was found invalid (a BO broke an invariant): no BO is modified",
-            "sudo rdna1ctl layout --apply (with module BTF), or echo builtin | sudo tee /sys/module/rdna1_mtype/parameters/bo_layout",
+    let ModuleState::Loaded(m) = &state else {
+        let r = &reasons[0];
+        return vec![check(
+            id,
+            r,
+            true,
+            format!("{}: no PTE is changed", r.what()),
+        )];
+    };
+    let v = &m.version;
+    let loaded = match reasons.first() {
+        Some(r @ Reason::NotArmed { amdgpu_bound }) => check(
+            id,
+            r,
+            *amdgpu_bound,
+            format!("rdna1_mtype {v} is loaded, {}", r.what()),
         ),
-        other => Check::warn(
-            "module.layout",
-            format!("amdgpu_bo layout {other}: no BO is modified, only SVM ranges"),
-            "sudo rdna1ctl apply (config layout = \"auto\"), or sudo rdna1ctl layout --apply",
+        Some(r @ Reason::ModeOff) => check(
+            id,
+            r,
+            false,
+            format!("rdna1_mtype {v} is armed in mode off: it counts calls, changes nothing"),
         ),
+        Some(Reason::ModeAudit) => Check::ok(
+            id,
+            format!(
+                "rdna1_mtype {v} is armed in mode audit (counts what enforce would change), scope {}",
+                m.scope
+            ),
+        ),
+        _ => Check::ok(
+            id,
+            format!("rdna1_mtype {v} is armed in mode {}, scope {}", m.mode.name(), m.scope),
+        ),
+    };
+    let layout_id = "module.layout";
+    let layout = match reasons.last() {
+        Some(r @ Reason::LayoutInvalid) => check(layout_id, r, true, r.what()),
+        Some(r @ Reason::LayoutUnset) => check(layout_id, r, false, r.what()),
+        _ => Check::ok(layout_id, "amdgpu_bo layout set: BOs are classified"),
     };
     vec![loaded, layout]
 }
@@ -210,7 +211,12 @@ mod tests {
         t.write(&format!("{p}/armed"), &format!("{armed}\n"));
         t.write(&format!("{p}/scope"), "rdna1\n");
         t.write(&format!("{p}/classes"), "coherent\n");
-        t.write(&format!("{p}/bo_layout"), "none\n");
+        // As the module shows it: a layout exactly when its status is ok.
+        let layout = match layout_status {
+            "ok" => "size=1336 preferred_domains=0 tbo=56 flags=1240",
+            _ => "none",
+        };
+        t.write(&format!("{p}/bo_layout"), &format!("{layout}\n"));
         t.write(&format!("{p}/bo_layout_source"), "set\n");
         t.write(&format!("{p}/arm_error"), "\n");
         t.write(&format!("{p}/rejected"), "0\n");
@@ -255,6 +261,50 @@ mod tests {
         assert_check(&check(&t, "amdgpu.params"), Status::Warn, &["not loaded"]);
         t.mkdir("sys/module/amdgpu/parameters");
         assert_check(&check(&t, "amdgpu.loaded"), Status::Ok, &[]);
+    }
+
+    /// Doctor and status agree on every module state: doctor's module checks are ok exactly
+    /// when status finds no module-level reason, and carry status's fix otherwise.
+    #[test]
+    fn module_checks_agree_with_status() {
+        for amdgpu in [false, true] {
+            for mode in ["off", "audit", "enforce"] {
+                for armed in ["N", "Y"] {
+                    for layout in ["unset", "ok", "invalid"] {
+                        let t = Tree::new();
+                        if amdgpu {
+                            t.mkdir("sys/module/amdgpu");
+                        }
+                        module(&t, mode, armed, layout);
+                        let state = params::read(&t.root()).unwrap();
+                        let reasons = verdict::module_reasons(&state, amdgpu);
+                        let loaded = check(&t, "module.loaded");
+                        let lay = check(&t, "module.layout");
+                        let case = format!("{amdgpu} {mode} {armed} {layout}: {reasons:?}");
+                        let module_level: Vec<_> = reasons
+                            .iter()
+                            .filter(|r| !matches!(r, Reason::LayoutUnset | Reason::LayoutInvalid))
+                            .collect();
+                        match module_level.first() {
+                            None | Some(Reason::ModeAudit) => {
+                                assert_eq!(loaded.status, Status::Ok, "{case}")
+                            }
+                            Some(r) => {
+                                assert_ne!(loaded.status, Status::Ok, "{case}");
+                                assert_eq!(loaded.fix.as_deref(), r.fix(), "{case}");
+                            }
+                        }
+                        match reasons.last() {
+                            Some(r @ (Reason::LayoutUnset | Reason::LayoutInvalid)) => {
+                                assert_ne!(lay.status, Status::Ok, "{case}");
+                                assert_eq!(lay.fix.as_deref(), r.fix(), "{case}");
+                            }
+                            _ => assert_eq!(lay.status, Status::Ok, "{case}"),
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

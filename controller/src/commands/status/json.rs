@@ -219,6 +219,7 @@ mod tests {
         let r = Report::new(
             ModuleState::NotLoaded,
             vec![gpu_at(3, 0x731f, None)],
+            false,
             None,
             Counters::NoModule,
         );
@@ -260,6 +261,7 @@ mod tests {
         let r = Report::new(
             ModuleState::NotLoaded,
             vec![gpu_at(3, 0x731f, Some("amdgpu"))],
+            true,
             Some(1),
             Counters::Read(vec![s, stats_set(STATS_OTHER_DEVICES, 0, 2)]),
         );

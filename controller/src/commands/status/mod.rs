@@ -56,11 +56,12 @@ pub struct Report {
 pub fn run(ctx: &Ctx, out: &mut impl Write) -> Result<()> {
     let module = params::read(&ctx.root)?;
     let gpus = gpus::discover(&ctx.root)?;
+    let amdgpu_loaded = gpus::amdgpu_loaded(&ctx.root, &gpus);
     let (abi_version, counters) = match module {
         ModuleState::NotLoaded => (None, Counters::NoModule),
         ModuleState::Loaded(_) => read_device(&ctx.root),
     };
-    let report = Report::new(module, gpus, abi_version, counters);
+    let report = Report::new(module, gpus, amdgpu_loaded, abi_version, counters);
     if ctx.json {
         json::write(&report, out)
     } else {
@@ -103,10 +104,10 @@ impl Report {
     pub fn new(
         module: ModuleState,
         gpus: Vec<Gpu>,
+        amdgpu_loaded: bool,
         abi_version: Option<u32>,
         mut counters: Counters,
     ) -> Report {
-        let amdgpu_bound = gpus.iter().any(|g| g.driver.as_deref() == Some("amdgpu"));
         let gpus = gpus
             .into_iter()
             .map(|gpu| {
@@ -115,7 +116,7 @@ impl Report {
                     _ => None,
                 };
                 GpuReport {
-                    verdict: verdict::judge(&module, &gpu, amdgpu_bound),
+                    verdict: verdict::judge(&module, &gpu, amdgpu_loaded),
                     gpu,
                     stats,
                 }
@@ -189,6 +190,7 @@ pub(crate) mod tests {
                 gpu(3, 0x731f, Some("amdgpu")),
                 gpu(5, 0x731f, Some("amdgpu")),
             ],
+            true,
             Some(1),
             Counters::Read(sets),
         );

@@ -197,7 +197,7 @@ mod tests {
             );
             l.rejected = 2;
         }
-        let t = text(&Report::new(m, vec![], Some(1), Counters::NoModule));
+        let t = text(&Report::new(m, vec![], false, Some(1), Counters::NoModule));
         assert!(
             t.contains(
                 "hook:    NOT armed: gmc_v10_0_get_vm_pte resolved to gmc_v10_0_get_vm_pte [decoy]"
@@ -212,6 +212,7 @@ mod tests {
         let t = text(&Report::new(
             ModuleState::NotLoaded,
             vec![],
+            false,
             None,
             Counters::NoModule,
         ));
@@ -229,6 +230,7 @@ mod tests {
         let r = Report::new(
             loaded(Mode::Enforce, true),
             vec![gpu_at(3, 0x731f, Some("amdgpu"))],
+            true,
             Some(1),
             Counters::Read(vec![s]),
         );
@@ -254,6 +256,7 @@ mod tests {
         let r = Report::new(
             loaded(Mode::Audit, false),
             vec![gpu_at(3, 0x731f, Some("amdgpu"))],
+            true,
             None,
             Counters::NeedRoot,
         );
@@ -275,6 +278,7 @@ mod tests {
         let r = Report::new(
             loaded(Mode::Enforce, true),
             vec![gpu_at(3, 0x731f, Some("amdgpu"))],
+            true,
             Some(1),
             Counters::Read(vec![
                 set(STATS_OTHER_DEVICES, 0, 9),
@@ -302,6 +306,7 @@ mod tests {
         let t = text(&Report::new(
             ModuleState::NotLoaded,
             vec![g],
+            false,
             None,
             Counters::NoModule,
         ));
