@@ -30,6 +30,9 @@ pub mod btf_id;
 #[allow(dead_code)]
 /// RDNA1 PCI ids (shared with rdna1ctl).
 pub mod devices;
+#[path = "../shared/src/named.rs"]
+/// The macro that defines the named enums (shared with rdna1ctl).
+pub mod named;
 #[path = "../shared/src/pci.rs"]
 #[allow(dead_code)]
 /// PCI addresses (shared with rdna1ctl).
