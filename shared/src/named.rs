@@ -205,6 +205,44 @@ mod tests {
         }
     }
 
+    /// The names and values of every named enum, as the module and rdna1ctl printed them
+    /// before the macro: sysfs, dmesg, JSON and the ABI depend on them (the layout words:
+    /// bo.rs).
+    #[test]
+    fn the_shared_enums_keep_their_names_and_values() {
+        use crate::bo::BoClass;
+        use crate::policy::{Mode, Skip};
+        use crate::pte::{Mtype, VmMtype};
+        let mode = Mode::ALL.map(|v| (v as u32, v.name()));
+        assert_eq!(mode, [(0, "off"), (1, "audit"), (2, "enforce")]);
+        let skip: std::vec::Vec<_> = Skip::ALL.iter().map(|&v| (v as u32, v.name())).collect();
+        let names = [
+            "mode_off",
+            "device_unknown",
+            "out_of_scope",
+            "not_a_valid_page",
+            "already_nc",
+            "layout_unknown",
+            "never_class",
+            "class_not_enabled",
+            "not_requested",
+        ];
+        let want: std::vec::Vec<_> = (0..).zip(names).collect();
+        assert_eq!(skip, want);
+        let class = BoClass::ALL.map(|v| (v as u32, v.name()));
+        let names = ["none", "memory", "coherent", "uncached", "never", "unknown"];
+        assert_eq!(class, [0, 1, 2, 3, 4, 5].map(|i| (i, names[i as usize])));
+        let mtype = Mtype::ALL.map(|v| (v as u8, v.name()));
+        assert_eq!(
+            mtype,
+            [(0, "NC"), (1, "WC"), (2, "CC"), (3, "UC"), (7, "RSVD")]
+        );
+        let vm = VmMtype::ALL.map(|v| (v.raw(), v.name()));
+        let names = ["DEFAULT", "NC", "WC", "CC", "UC", "RW"];
+        assert_eq!(vm, [0, 1, 2, 3, 4, 5].map(|i| (i, names[i as usize])));
+        assert_eq!(VmMtype::Other(9).name(), "OTHER");
+    }
+
     #[test]
     fn open_enum_items_agree() {
         assert_eq!(Open::ALL, [Open::Zero, Open::Two]);
