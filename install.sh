@@ -33,9 +33,12 @@ files() {
 	# The DKMS source tree: what kmod/Kbuild compiles, and the version it reads.
 	echo "dkms.conf $src/dkms.conf 644"
 	echo "Cargo.toml $src/Cargo.toml 644"
-	for f in Kbuild Makefile dkms-make.sh dkms-rust-metadata.sh hook.c hook.h amdgpu_bo_layout.h \
-		rdna1_mtype_main.rs control.rs events.rs stats.rs; do
+	for f in Kbuild Makefile dkms-make.sh dkms-rust-metadata.sh hook.c hook.h amdgpu_bo_layout.h; do
 		echo "kmod/$f $src/kmod/$f 644"
+	done
+	# The crate: its root and every module next to it.
+	for f in "$top"/kmod/*.rs; do
+		echo "kmod/$(basename "$f") $src/kmod/$(basename "$f") 644"
 	done
 	for f in "$top"/shared/src/*.rs; do
 		echo "shared/src/$(basename "$f") $src/shared/src/$(basename "$f") 644"

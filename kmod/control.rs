@@ -12,11 +12,12 @@ use kernel::ioctl::{_IOC_NR, _IOC_SIZE, _IOC_TYPE};
 use kernel::miscdevice::{MiscDevice, MiscDeviceRegistration};
 use kernel::prelude::*;
 use kernel::transmute::{AsBytes, FromBytes};
-use kernel::uaccess::{UserPtr, UserSlice};
+use kernel::uaccess::{UserPtr, UserSlice, UserSliceReader, UserSliceWriter};
 
 use crate::abi::{
     self, check_header, Event, EventsArg, PolicyArg, StatsArg, VersionArg, ABI_VERSION,
 };
+use crate::{events, ffi, state, stats};
 
 // SAFETY: `#[repr(C)]` structs of integers and integer arrays with no padding
 // (sizes asserted in abi.rs); every bit pattern is a valid value.
@@ -42,7 +43,12 @@ fn einval(_: abi::AbiError) -> Error {
     EINVAL
 }
 
+/// The misc device; it keeps no per-open state.
 pub(crate) struct Control;
+
+/// One ioctl: reads its argument from `reader`, writes its answer to `writer` (both over the
+/// argument's user memory, of the size the command encodes).
+type Handler = fn(UserSliceReader, UserSliceWriter) -> Result;
 
 #[vtable]
 impl MiscDevice for Control {
@@ -57,73 +63,82 @@ impl MiscDevice for Control {
             return Err(ENOTTY);
         }
         let (nr, size) = (_IOC_NR(cmd), _IOC_SIZE(cmd));
-        let want = match nr {
-            abi::NR_GET_VERSION => abi::IOC_GET_VERSION,
-            abi::NR_GET_POLICY => abi::IOC_GET_POLICY,
-            abi::NR_SET_POLICY => abi::IOC_SET_POLICY,
-            abi::NR_GET_STATS => abi::IOC_GET_STATS,
-            abi::NR_READ_EVENTS => abi::IOC_READ_EVENTS,
+        let (want, handler): (u32, Handler) = match nr {
+            abi::NR_GET_VERSION => (abi::IOC_GET_VERSION, get_version),
+            abi::NR_GET_POLICY => (abi::IOC_GET_POLICY, get_policy),
+            abi::NR_SET_POLICY => (abi::IOC_SET_POLICY, set_policy),
+            abi::NR_GET_STATS => (abi::IOC_GET_STATS, get_stats),
+            abi::NR_READ_EVENTS => (abi::IOC_READ_EVENTS, read_events),
             _ => return Err(ENOTTY),
         };
         // Same command with another struct size (an older or newer caller): refuse, not guess.
         if cmd != want {
             return Err(EINVAL);
         }
-        let (mut reader, mut writer) =
-            UserSlice::new(UserPtr::from_addr(arg), size).reader_writer();
-        match nr {
-            abi::NR_GET_VERSION => {
-                let mut a: VersionArg = reader.read()?;
-                if a.size as usize != core::mem::size_of::<VersionArg>() {
-                    return Err(EINVAL);
-                }
-                a.version = ABI_VERSION;
-                a.module_version = crate::version();
-                writer.write(&a)?;
-            }
-            abi::NR_GET_POLICY => {
-                let a: PolicyArg = reader.read()?;
-                check_header::<PolicyArg>(a.size, a.version).map_err(einval)?;
-                writer.write(&PolicyArg::from_policy(&crate::current().policy))?;
-            }
-            abi::NR_SET_POLICY => {
-                // SAFETY: `capable` only reads the current task's credentials.
-                if !unsafe { kernel::bindings::capable(kernel::bindings::CAP_SYS_ADMIN as i32) } {
-                    return Err(EPERM);
-                }
-                let a: PolicyArg = reader.read()?;
-                let policy = a.to_policy().map_err(einval)?;
-                crate::set_policy(policy);
-            }
-            abi::NR_GET_STATS => {
-                let mut a: StatsArg = reader.read()?;
-                check_header::<StatsArg>(a.size, a.version).map_err(einval)?;
-                if !crate::stats::fill(&mut a) {
-                    return Err(ENOENT);
-                }
-                writer.write(&a)?;
-            }
-            _ => {
-                let mut a: EventsArg = reader.read()?;
-                check_header::<EventsArg>(a.size, a.version).map_err(einval)?;
-                if a.capacity > abi::MAX_EVENTS_PER_READ {
-                    return Err(EINVAL);
-                }
-                let max = a.capacity as usize;
-                let mut buf = KVec::with_capacity(max, GFP_KERNEL)?;
-                // Copied under the ring's spinlock into `buf`, then to user space without it.
-                let (next, dropped) = crate::events::read(a.cursor, max, &mut buf);
-                let bytes = buf.len() * core::mem::size_of::<Event>();
-                let mut out = UserSlice::new(UserPtr::from_addr(a.buf as usize), bytes).writer();
-                for ev in buf.iter() {
-                    out.write(ev)?;
-                }
-                a.count = buf.len() as u32;
-                a.cursor = next;
-                a.dropped = dropped;
-                writer.write(&a)?;
-            }
-        }
+        let (reader, writer) = UserSlice::new(UserPtr::from_addr(arg), size).reader_writer();
+        handler(reader, writer)?;
         Ok(0)
     }
+}
+
+/// `GET_VERSION`: the ABI version and the module's.
+fn get_version(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result {
+    let mut a: VersionArg = reader.read()?;
+    if a.size as usize != core::mem::size_of::<VersionArg>() {
+        return Err(EINVAL);
+    }
+    a.version = ABI_VERSION;
+    a.module_version = ffi::version();
+    writer.write(&a)
+}
+
+/// `GET_POLICY`: the policy in force.
+fn get_policy(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result {
+    let a: PolicyArg = reader.read()?;
+    check_header::<PolicyArg>(a.size, a.version).map_err(einval)?;
+    writer.write(&PolicyArg::from_policy(&state::current().policy))
+}
+
+/// `SET_POLICY` (CAP_SYS_ADMIN): the whole policy, in one step.
+fn set_policy(mut reader: UserSliceReader, _writer: UserSliceWriter) -> Result {
+    // SAFETY: `capable` only reads the current task's credentials.
+    if !unsafe { kernel::bindings::capable(kernel::bindings::CAP_SYS_ADMIN as i32) } {
+        return Err(EPERM);
+    }
+    let a: PolicyArg = reader.read()?;
+    let policy = a.to_policy().map_err(einval)?;
+    state::set_policy(policy);
+    Ok(())
+}
+
+/// `GET_STATS`: the `index`-th counter set in use.
+fn get_stats(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result {
+    let mut a: StatsArg = reader.read()?;
+    check_header::<StatsArg>(a.size, a.version).map_err(einval)?;
+    if !stats::fill(&mut a) {
+        return Err(ENOENT);
+    }
+    writer.write(&a)
+}
+
+/// `READ_EVENTS`: up to `capacity` events from `cursor` on, to the user buffer `buf`.
+fn read_events(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result {
+    let mut a: EventsArg = reader.read()?;
+    check_header::<EventsArg>(a.size, a.version).map_err(einval)?;
+    if a.capacity > abi::MAX_EVENTS_PER_READ {
+        return Err(EINVAL);
+    }
+    let max = a.capacity as usize;
+    let mut buf = KVec::with_capacity(max, GFP_KERNEL)?;
+    // Copied under the ring's spinlock into `buf`, then to user space without it.
+    let (next, dropped) = events::read(a.cursor, max, &mut buf);
+    let bytes = buf.len() * core::mem::size_of::<Event>();
+    let mut out = UserSlice::new(UserPtr::from_addr(a.buf as usize), bytes).writer();
+    for ev in buf.iter() {
+        out.write(ev)?;
+    }
+    a.count = buf.len() as u32;
+    a.cursor = next;
+    a.dropped = dropped;
+    writer.write(&a)
 }

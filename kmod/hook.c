@@ -10,7 +10,7 @@
  *    (struct module and sysfs, which the crate does not reach),
  *  - string module parameters writable at runtime (Rust params are integer and read-only):
  *    "mode" and "scope", and the read-only "armed" and "stats".
- * Every decision is made in Rust (rdna1_mtype_main.rs); this file only moves data.
+ * Every decision is made in Rust (probe.rs, params.rs); this file only moves data.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -55,8 +55,6 @@
 #define RDNA1_KERNEL_END KERNEL_VERSION(7, 4, 0)
 #define RDNA1_KERNEL_RANGE "7.2 to 7.3 (built without the kernel's BTF: source-verified releases)"
 #endif
-
-static_assert(sizeof(struct rdna1_pte_call) == 32);
 
 const u32 rdna1_ttm_bo_size = sizeof(struct ttm_buffer_object);
 const u32 rdna1_ttm_bo_type_offset = offsetof(struct ttm_buffer_object, type);
@@ -403,19 +401,20 @@ static bool rdna1_amdgpu_present(void)
 	return true;
 }
 
-int rdna1_mtype_hook_init(void)
+int rdna1_mtype_check_kernel(void)
 {
-	int ret;
-
 	if (LINUX_VERSION_CODE < RDNA1_KERNEL_MIN || LINUX_VERSION_CODE >= RDNA1_KERNEL_END) {
 		pr_err("Linux %s is outside %s: %s's arguments there are unknown; refusing to load\n",
 		       UTS_RELEASE, RDNA1_KERNEL_RANGE, HOOKED_SYMBOL);
 		return -EOPNOTSUPP;
 	}
-	/* Before arming: the first hooked call already classifies BOs. */
-	rdna1_mtype_policy_lock();
-	rdna1_mtype_layout_init();
-	rdna1_mtype_policy_unlock();
+	return 0;
+}
+
+int rdna1_mtype_hook_init(void)
+{
+	int ret;
+
 	ret = register_module_notifier(&rdna1_module_nb);
 	if (ret)
 		return ret;

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The interface between hook.c and the Rust half (rdna1_mtype_main.rs). */
+/* The interface between hook.c and the Rust half (ffi.rs imports it, with the same asserts). */
 #ifndef RDNA1_MTYPE_HOOK_H
 #define RDNA1_MTYPE_HOOK_H
 
+#include <linux/build_bug.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
 
 /*
- * One hooked call, after gmc_v10_0_get_vm_pte returned. Mirrored by `PteCall` in
- * rdna1_mtype_main.rs; both sides assert its size.
+ * One hooked call, after gmc_v10_0_get_vm_pte returned. Mirrored by `PteCall` in ffi.rs,
+ * which asserts the same size and offsets.
  */
 struct rdna1_pte_call {
 	u64 *flags;		/* the function's u64 *flags argument */
@@ -19,7 +21,16 @@ struct rdna1_pte_call {
 	u8 dev_known;		/* dev_* valid: adev passed the layout check */
 };
 
-/* Which policy field a parameter reads or writes. */
+static_assert(sizeof(struct rdna1_pte_call) == 32);
+static_assert(offsetof(struct rdna1_pte_call, flags) == 0);
+static_assert(offsetof(struct rdna1_pte_call, bo) == 8);
+static_assert(offsetof(struct rdna1_pte_call, vm_flags) == 16);
+static_assert(offsetof(struct rdna1_pte_call, dev_addr) == 20);
+static_assert(offsetof(struct rdna1_pte_call, dev_vendor) == 24);
+static_assert(offsetof(struct rdna1_pte_call, dev_device) == 26);
+static_assert(offsetof(struct rdna1_pte_call, dev_known) == 28);
+
+/* Which policy field a parameter reads or writes (`Field` in ffi.rs). */
 enum rdna1_policy_field {
 	RDNA1_FIELD_MODE = 0,
 	RDNA1_FIELD_SCOPE = 1,
@@ -35,14 +46,13 @@ extern const u32 rdna1_ttm_bo_type_offset;
 /* struct amdgpu_bo (amdgpu_bo_layout.h): size, preferred_domains, tbo, flags. */
 extern const u32 rdna1_builtin_bo_layout[4];
 
-/* C, called from Rust module init/exit. */
+/* C, called from Rust module init/exit: the supported releases, then the notifier and probe. */
+int rdna1_mtype_check_kernel(void);
 int rdna1_mtype_hook_init(void);
 void rdna1_mtype_hook_exit(void);
-/* C, for Rust's ioctl path: the lock policy writers hold (may sleep). */
+/* C, for Rust's init and ioctl paths: the lock policy writers hold (may sleep). */
 void rdna1_mtype_policy_lock(void);
 void rdna1_mtype_policy_unlock(void);
-/* Rust, from module init with the policy lock held: the built-in layout unless one was given. */
-void rdna1_mtype_layout_init(void);
 /* The module version (Cargo.toml), NUL-padded. */
 extern const char rdna1_mtype_version[24];
 

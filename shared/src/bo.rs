@@ -9,6 +9,8 @@
 
 use core::fmt;
 
+use crate::named::named_enum;
+
 /// `AMDGPU_GEM_DOMAIN_CPU`.
 pub const DOMAIN_CPU: u32 = 0x1;
 /// `AMDGPU_GEM_DOMAIN_GTT`.
@@ -38,60 +40,24 @@ pub const TTM_BO_TYPE_KERNEL: u32 = 1;
 /// `ttm_bo_type_sg`: built from an sg table (KFD doorbell, MMIO-remap, imported dma-bufs).
 pub const TTM_BO_TYPE_SG: u32 = 2;
 
-/// The class of what a mapping maps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum BoClass {
-    /// No BO: a KFD SVM range (or a PRT mapping).
-    None = 0,
-    /// Memory BO (VRAM, GTT, userptr), neither coherent nor uncached.
-    Memory = 1,
-    /// Memory BO created COHERENT or EXT_COHERENT: hipHostMalloc, KFD coherent allocations.
-    /// amdgpu forces UC on it.
-    Coherent = 2,
-    /// Memory BO created UNCACHED: amdgpu forces UC; rewritten only if the policy opts in.
-    Uncached = 3,
-    /// Never rewritten: sg BOs (KFD doorbell and MMIO-remap BOs, imports), doorbell-domain and
-    /// on-chip (GDS/GWS/OA) BOs. Caching doorbell or register writes in the GPU would be wrong.
-    Never = 4,
-    /// A BO, but no valid layout to read it with.
-    Unknown = 5,
-}
-
-impl BoClass {
-    /// Every class, in numeric order.
-    pub const ALL: [BoClass; 6] = [
-        BoClass::None,
-        BoClass::Memory,
-        BoClass::Coherent,
-        BoClass::Uncached,
-        BoClass::Never,
-        BoClass::Unknown,
-    ];
-
-    /// Short stable name.
-    pub const fn name(self) -> &'static str {
-        match self {
-            BoClass::None => "none",
-            BoClass::Memory => "memory",
-            BoClass::Coherent => "coherent",
-            BoClass::Uncached => "uncached",
-            BoClass::Never => "never",
-            BoClass::Unknown => "unknown",
-        }
-    }
-
-    /// The class for a numeric value (the ABI's).
-    pub const fn from_u32(v: u32) -> Option<BoClass> {
-        match v {
-            0 => Some(BoClass::None),
-            1 => Some(BoClass::Memory),
-            2 => Some(BoClass::Coherent),
-            3 => Some(BoClass::Uncached),
-            4 => Some(BoClass::Never),
-            5 => Some(BoClass::Unknown),
-            _ => None,
-        }
+named_enum! {
+    /// The class of what a mapping maps.
+    pub enum BoClass: u32 {
+        /// No BO: a KFD SVM range (or a PRT mapping).
+        None = 0 => "none",
+        /// Memory BO (VRAM, GTT, userptr), neither coherent nor uncached.
+        Memory = 1 => "memory",
+        /// Memory BO created COHERENT or EXT_COHERENT: hipHostMalloc, KFD coherent
+        /// allocations. amdgpu forces UC on it.
+        Coherent = 2 => "coherent",
+        /// Memory BO created UNCACHED: amdgpu forces UC; rewritten only if the policy opts in.
+        Uncached = 3 => "uncached",
+        /// Never rewritten: sg BOs (KFD doorbell and MMIO-remap BOs, imports), doorbell-domain
+        /// and on-chip (GDS/GWS/OA) BOs. Caching doorbell or register writes in the GPU would
+        /// be wrong.
+        Never = 4 => "never",
+        /// A BO, but no valid layout to read it with.
+        Unknown = 5 => "unknown",
     }
 }
 
@@ -248,6 +214,80 @@ impl fmt::Display for BoLayout {
     }
 }
 
+/// A [`BoLayout`] that passed [`BoLayout::check`]: the only kind the module reads BOs with.
+///
+/// # Invariants
+///
+/// The layout passed [`BoLayout::check`] for the `ttm_bo_size` given to [`CheckedLayout::new`]:
+/// `size` is at most [`BoLayout::MAX_SIZE`]; `preferred_domains` (4 bytes), `flags` (8 bytes)
+/// and `tbo` (`ttm_bo_size` bytes) lie within `size` bytes, aligned for their types, and do
+/// not overlap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckedLayout(BoLayout);
+
+impl CheckedLayout {
+    /// `layout`, if it passes [`BoLayout::check`] for a `struct ttm_buffer_object` of
+    /// `ttm_bo_size` bytes.
+    pub const fn new(layout: BoLayout, ttm_bo_size: u32) -> Result<CheckedLayout, LayoutError> {
+        match layout.check(ttm_bo_size) {
+            // INVARIANT: just checked, with this `ttm_bo_size`.
+            Ok(()) => Ok(CheckedLayout(layout)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The offsets and size.
+    pub const fn get(&self) -> BoLayout {
+        self.0
+    }
+}
+
+impl fmt::Display for CheckedLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+named_enum! {
+    /// Where the `amdgpu_bo` layout in force came from: the module's `bo_layout_source`
+    /// parameter.
+    pub enum LayoutSource: u32 {
+        /// None was ever set: before module init picks the built-in layout, or when that
+        /// layout failed its check on this kernel.
+        Unset = 0 => "none",
+        /// The module's own copy of `struct amdgpu_bo` (amdgpu_bo_layout.h, or the target
+        /// amdgpu's BTF when the DKMS build read it).
+        Builtin = 1 => "builtin",
+        /// Written by root (the `bo_layout` parameter), `none` included.
+        Set = 2 => "set",
+    }
+}
+
+named_enum! {
+    /// Whether BOs are classified through the layout in force: the module's
+    /// `bo_layout_status` parameter.
+    pub enum LayoutStatus: u32 {
+        /// No layout: BOs are not classified.
+        Unset = 0 => "unset",
+        /// A checked layout, and no BO read through it has broken an invariant.
+        Ok = 1 => "ok",
+        /// A BO read through the layout broke an invariant ([`classify`] refused it): BOs are
+        /// no longer classified until a layout is written again.
+        Invalid = 2 => "invalid",
+    }
+}
+
+impl LayoutStatus {
+    /// The status of `layout`, given whether a BO read through it broke an invariant.
+    pub const fn of(layout: Option<&CheckedLayout>, failed: bool) -> LayoutStatus {
+        match (layout, failed) {
+            (None, _) => LayoutStatus::Unset,
+            (Some(_), false) => LayoutStatus::Ok,
+            (Some(_), true) => LayoutStatus::Invalid,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,6 +395,33 @@ mod tests {
             ..REAL
         };
         assert_eq!(ovl2.check(1000), Err(LayoutError::Overlap));
+    }
+
+    #[test]
+    fn checked_layout_is_made_only_through_the_check() {
+        assert_eq!(CheckedLayout::new(REAL, 1000).map(|l| l.get()), Ok(REAL));
+        assert_eq!(
+            CheckedLayout::new(REAL, 1300),
+            Err(LayoutError::OutOfBounds)
+        );
+        let l = CheckedLayout::new(REAL, 1000).unwrap();
+        assert_eq!(l.to_string(), REAL.to_string());
+    }
+
+    #[test]
+    fn layout_words_are_what_the_module_prints() {
+        let source = LayoutSource::ALL.map(LayoutSource::name);
+        assert_eq!(source, ["none", "builtin", "set"]);
+        let status = LayoutStatus::ALL.map(LayoutStatus::name);
+        assert_eq!(status, ["unset", "ok", "invalid"]);
+        assert_eq!(
+            LayoutStatus::parse(b"invalid\n"),
+            Some(LayoutStatus::Invalid)
+        );
+        let l = CheckedLayout::new(REAL, 1000).ok();
+        assert_eq!(LayoutStatus::of(None, true), LayoutStatus::Unset);
+        assert_eq!(LayoutStatus::of(l.as_ref(), false), LayoutStatus::Ok);
+        assert_eq!(LayoutStatus::of(l.as_ref(), true), LayoutStatus::Invalid);
     }
 
     #[test]

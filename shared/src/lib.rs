@@ -11,6 +11,7 @@ pub mod bo;
 pub mod btf_id;
 pub mod contract;
 pub mod devices;
+pub mod named;
 pub mod pci;
 pub mod policy;
 pub mod pte;

@@ -7,56 +7,19 @@ use core::fmt;
 
 use crate::bo::BoClass;
 use crate::devices::{rdna1_chip, PCI_VENDOR_AMD};
+use crate::named::named_enum;
 use crate::pci::{DeviceId, PciAddr};
 use crate::pte::{self, Mtype, VmMtype};
 
-/// What the hook does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum Mode {
-    /// Pass through: PTE flags stay as amdgpu computed them (calls are still counted).
-    Off = 0,
-    /// Classify and count what enforce would change; change nothing.
-    Audit = 1,
-    /// Rewrite the MTYPE of eligible mappings to NC.
-    Enforce = 2,
-}
-
-impl Mode {
-    /// Every mode, in numeric order.
-    pub const ALL: [Mode; 3] = [Mode::Off, Mode::Audit, Mode::Enforce];
-
-    /// The name used by the `mode=` parameter, sysfs and the controller.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Mode::Off => "off",
-            Mode::Audit => "audit",
-            Mode::Enforce => "enforce",
-        }
-    }
-
-    /// The mode for a numeric value (the ABI's).
-    pub const fn from_u32(v: u32) -> Option<Mode> {
-        match v {
-            0 => Some(Mode::Off),
-            1 => Some(Mode::Audit),
-            2 => Some(Mode::Enforce),
-            _ => None,
-        }
-    }
-
-    /// Parses a mode name as written to sysfs or on the module command line: exact name, one
-    /// trailing newline allowed (what `echo` adds), nothing else.
-    pub fn parse(input: &[u8]) -> Option<Mode> {
-        let name = strip_newline(input);
-        let mut i = 0;
-        while i < Mode::ALL.len() {
-            if Mode::ALL[i].name().as_bytes() == name {
-                return Some(Mode::ALL[i]);
-            }
-            i += 1;
-        }
-        None
+named_enum! {
+    /// What the hook does.
+    pub enum Mode: u32 {
+        /// Pass through: PTE flags stay as amdgpu computed them (calls are still counted).
+        Off = 0 => "off",
+        /// Classify and count what enforce would change; change nothing.
+        Audit = 1 => "audit",
+        /// Rewrite the MTYPE of eligible mappings to NC.
+        Enforce = 2 => "enforce",
     }
 }
 
@@ -227,61 +190,29 @@ impl Policy {
     };
 }
 
-/// Why a call was left alone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum Skip {
-    /// The mode is `off`.
-    ModeOff = 0,
-    /// The device could not be identified from amdgpu's `adev` (layout check failed).
-    DeviceUnknown = 1,
-    /// The device is not in the policy's scope.
-    OutOfScope = 2,
-    /// A PRT entry or a PTE that maps nothing: never rewritten.
-    NotAValidPage = 3,
-    /// The MTYPE is already NC: nothing to do.
-    AlreadyNc = 4,
-    /// A BO that cannot be classified: no `amdgpu_bo` layout is set, or it failed validation.
-    /// Any BO might be a doorbell, so none is touched.
-    LayoutUnknown = 5,
-    /// A BO that must stay as amdgpu maps it ([`BoClass::Never`]: sg, doorbell, on-chip).
-    NeverClass = 6,
-    /// A coherent or uncached BO whose class the policy does not include.
-    ClassNotEnabled = 7,
-    /// The MTYPE is not what the request or the BO's class explains: something this policy
-    /// does not know set it, so it is left alone.
-    NotRequested = 8,
-}
-
-impl Skip {
-    /// Every reason, in numeric order.
-    pub const ALL: [Skip; 9] = [
-        Skip::ModeOff,
-        Skip::DeviceUnknown,
-        Skip::OutOfScope,
-        Skip::NotAValidPage,
-        Skip::AlreadyNc,
-        Skip::LayoutUnknown,
-        Skip::NeverClass,
-        Skip::ClassNotEnabled,
-        Skip::NotRequested,
-    ];
-    /// Number of reasons.
-    pub const COUNT: usize = Skip::ALL.len();
-
-    /// Short stable name for sysfs, logs and JSON.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Skip::ModeOff => "mode_off",
-            Skip::DeviceUnknown => "device_unknown",
-            Skip::OutOfScope => "out_of_scope",
-            Skip::NotAValidPage => "not_a_valid_page",
-            Skip::AlreadyNc => "already_nc",
-            Skip::LayoutUnknown => "layout_unknown",
-            Skip::NeverClass => "never_class",
-            Skip::ClassNotEnabled => "class_not_enabled",
-            Skip::NotRequested => "not_requested",
-        }
+named_enum! {
+    /// Why a call was left alone.
+    pub enum Skip: u32 {
+        /// The mode is `off`.
+        ModeOff = 0 => "mode_off",
+        /// The device could not be identified from amdgpu's `adev` (layout check failed).
+        DeviceUnknown = 1 => "device_unknown",
+        /// The device is not in the policy's scope.
+        OutOfScope = 2 => "out_of_scope",
+        /// A PRT entry or a PTE that maps nothing: never rewritten.
+        NotAValidPage = 3 => "not_a_valid_page",
+        /// The MTYPE is already NC: nothing to do.
+        AlreadyNc = 4 => "already_nc",
+        /// A BO that cannot be classified: no `amdgpu_bo` layout is set, or it failed validation.
+        /// Any BO might be a doorbell, so none is touched.
+        LayoutUnknown = 5 => "layout_unknown",
+        /// A BO that must stay as amdgpu maps it ([`BoClass::Never`]: sg, doorbell, on-chip).
+        NeverClass = 6 => "never_class",
+        /// A coherent or uncached BO whose class the policy does not include.
+        ClassNotEnabled = 7 => "class_not_enabled",
+        /// The MTYPE is not what the request or the BO's class explains: something this policy
+        /// does not know set it, so it is left alone.
+        NotRequested = 8 => "not_requested",
     }
 }
 

@@ -5,6 +5,8 @@
 //! `AMDGPU_VM_PAGE_*` / `AMDGPU_VM_MTYPE_*` in `include/uapi/drm/amdgpu_drm.h`.
 //! This file is compiled into the kernel module as well: `core` only, no panics.
 
+use crate::named::named_enum;
+
 /// PTE maps a valid page.
 pub const PTE_VALID: u64 = 1 << 0;
 /// PTE points to system memory.
@@ -38,42 +40,29 @@ pub const VM_MTYPE_MASK: u32 = 0xf << VM_MTYPE_SHIFT;
 /// `AMDGPU_VM_PAGE_NOALLOC` in a mapping request.
 pub const VM_PAGE_NOALLOC: u32 = 1 << 9;
 
-/// Memory type of a GFX10 PTE (the 3-bit field; 4..7 are not defined by the hardware).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Mtype {
-    /// Non-coherent: cached in the GPU L2, no coherence with other agents.
-    Nc = 0,
-    /// Write-combined.
-    Wc = 1,
-    /// Cache-coherent.
-    Cc = 2,
-    /// Uncached.
-    Uc = 3,
-    /// A raw value 4..7 that GFX10 does not define.
-    Reserved = 7,
+named_enum! {
+    /// Memory type of a GFX10 PTE (the 3-bit field; 4..7 are not defined by the hardware).
+    /// Names are amdgpu's, upper case.
+    pub enum Mtype: u8 {
+        /// Non-coherent: cached in the GPU L2, no coherence with other agents.
+        Nc = 0 => "NC",
+        /// Write-combined.
+        Wc = 1 => "WC",
+        /// Cache-coherent.
+        Cc = 2 => "CC",
+        /// Uncached.
+        Uc = 3 => "UC",
+        /// A raw value 4..7 that GFX10 does not define.
+        Reserved = 7 => "RSVD",
+    }
 }
 
 impl Mtype {
     /// The MTYPE for a raw 3-bit field value.
     pub const fn from_bits(bits: u8) -> Mtype {
-        match bits & 7 {
-            0 => Mtype::Nc,
-            1 => Mtype::Wc,
-            2 => Mtype::Cc,
-            3 => Mtype::Uc,
-            _ => Mtype::Reserved,
-        }
-    }
-
-    /// Short upper-case name, as amdgpu spells it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Mtype::Nc => "NC",
-            Mtype::Wc => "WC",
-            Mtype::Cc => "CC",
-            Mtype::Uc => "UC",
-            Mtype::Reserved => "RSVD",
+        match Mtype::from_u32((bits & 7) as u32) {
+            Some(m) => m,
+            None => Mtype::Reserved,
         }
     }
 }
@@ -94,61 +83,36 @@ pub const fn with_mtype(flags: u64, mtype: Mtype) -> u64 {
     (flags & !MTYPE_NV10_MASK) | ((mtype as u64) << MTYPE_NV10_SHIFT)
 }
 
-/// The MTYPE field of a mapping request (`AMDGPU_VM_MTYPE_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VmMtype {
-    /// `AMDGPU_VM_MTYPE_DEFAULT`.
-    Default,
-    /// `AMDGPU_VM_MTYPE_NC`.
-    Nc,
-    /// `AMDGPU_VM_MTYPE_WC`.
-    Wc,
-    /// `AMDGPU_VM_MTYPE_CC`.
-    Cc,
-    /// `AMDGPU_VM_MTYPE_UC`.
-    Uc,
-    /// `AMDGPU_VM_MTYPE_RW` (GFX9.4.3+; GFX10 treats it as default).
-    Rw,
+named_enum! {
+    /// The MTYPE field of a mapping request (`AMDGPU_VM_MTYPE_*`); names as in
+    /// `AMDGPU_VM_MTYPE_<NAME>`.
+    pub enum VmMtype: u8 {
+        /// `AMDGPU_VM_MTYPE_DEFAULT`.
+        Default = 0 => "DEFAULT",
+        /// `AMDGPU_VM_MTYPE_NC`.
+        Nc = 1 => "NC",
+        /// `AMDGPU_VM_MTYPE_WC`.
+        Wc = 2 => "WC",
+        /// `AMDGPU_VM_MTYPE_CC`.
+        Cc = 3 => "CC",
+        /// `AMDGPU_VM_MTYPE_UC`.
+        Uc = 4 => "UC",
+        /// `AMDGPU_VM_MTYPE_RW` (GFX9.4.3+; GFX10 treats it as default).
+        Rw = 5 => "RW",
+    }
     /// A value amdgpu does not define (GFX10 treats it as default).
-    Other(u8),
+    other Other => "OTHER";
 }
 
 impl VmMtype {
-    /// Every request value amdgpu defines, in numeric order.
-    pub const ALL: [VmMtype; 6] = [
-        VmMtype::Default,
-        VmMtype::Nc,
-        VmMtype::Wc,
-        VmMtype::Cc,
-        VmMtype::Uc,
-        VmMtype::Rw,
-    ];
-
     /// The MTYPE requested by mapping flags `vm_flags`.
     pub const fn from_vm_flags(vm_flags: u32) -> VmMtype {
-        match ((vm_flags & VM_MTYPE_MASK) >> VM_MTYPE_SHIFT) as u8 {
-            0 => VmMtype::Default,
-            1 => VmMtype::Nc,
-            2 => VmMtype::Wc,
-            3 => VmMtype::Cc,
-            4 => VmMtype::Uc,
-            5 => VmMtype::Rw,
-            n => VmMtype::Other(n),
-        }
+        VmMtype::from_raw(((vm_flags & VM_MTYPE_MASK) >> VM_MTYPE_SHIFT) as u8)
     }
 
     /// The value of this request in mapping flags (bits 5..8).
     pub const fn to_vm_flags(self) -> u32 {
-        let n = match self {
-            VmMtype::Default => 0,
-            VmMtype::Nc => 1,
-            VmMtype::Wc => 2,
-            VmMtype::Cc => 3,
-            VmMtype::Uc => 4,
-            VmMtype::Rw => 5,
-            VmMtype::Other(n) => n as u32,
-        };
-        (n << VM_MTYPE_SHIFT) & VM_MTYPE_MASK
+        ((self.raw() as u32) << VM_MTYPE_SHIFT) & VM_MTYPE_MASK
     }
 
     /// The PTE MTYPE that `gmc_v10_0_get_vm_pte` derives from this request alone
@@ -159,19 +123,6 @@ impl VmMtype {
             VmMtype::Cc => Mtype::Cc,
             VmMtype::Uc => Mtype::Uc,
             VmMtype::Default | VmMtype::Nc | VmMtype::Rw | VmMtype::Other(_) => Mtype::Nc,
-        }
-    }
-
-    /// Name as in `AMDGPU_VM_MTYPE_<NAME>`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            VmMtype::Default => "DEFAULT",
-            VmMtype::Nc => "NC",
-            VmMtype::Wc => "WC",
-            VmMtype::Cc => "CC",
-            VmMtype::Uc => "UC",
-            VmMtype::Rw => "RW",
-            VmMtype::Other(_) => "OTHER",
         }
     }
 }

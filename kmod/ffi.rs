@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! hook.h, seen from Rust: every symbol the Rust half imports from hook.c, the types the two
+//! halves share, and safe wrappers around them.
+//!
+//! hook.h is the interface. `PteCall` and `Field` mirror it by hand (bindgen runs on the
+//! kernel's headers, not a module's), so both sides assert the same sizes and offsets and a
+//! change on one side alone fails the build. What Rust exports to hook.c is declared in hook.h
+//! and defined next to its logic: `probe.rs` (the exit handler, the BTF id) and `params.rs`
+//! (the parameters).
+
+use core::marker::PhantomData;
+use core::mem::{offset_of, size_of};
+
+use kernel::prelude::*;
+
+use crate::bo::BoLayout;
+
+/// `struct rdna1_pte_call` of hook.h: one hooked call, after `gmc_v10_0_get_vm_pte` returned.
+#[repr(C)]
+pub(crate) struct PteCall {
+    /// The function's `u64 *flags` argument.
+    pub(crate) flags: *mut u64,
+    /// Its `struct amdgpu_bo *bo` argument, may be null.
+    pub(crate) bo: *const u8,
+    /// `AMDGPU_VM_PAGE_*` | `AMDGPU_VM_MTYPE_*`.
+    pub(crate) vm_flags: u32,
+    /// PCI `domain << 16 | bus << 8 | devfn`.
+    pub(crate) dev_addr: u32,
+    pub(crate) dev_vendor: u16,
+    pub(crate) dev_device: u16,
+    /// Non-zero if the `dev_*` fields are valid (adev passed hook.c's layout check).
+    pub(crate) dev_known: u8,
+}
+
+// The same numbers as hook.h's static_asserts.
+const _: () = {
+    assert!(size_of::<PteCall>() == 32);
+    assert!(offset_of!(PteCall, flags) == 0);
+    assert!(offset_of!(PteCall, bo) == 8);
+    assert!(offset_of!(PteCall, vm_flags) == 16);
+    assert!(offset_of!(PteCall, dev_addr) == 20);
+    assert!(offset_of!(PteCall, dev_vendor) == 24);
+    assert!(offset_of!(PteCall, dev_device) == 26);
+    assert!(offset_of!(PteCall, dev_known) == 28);
+};
+
+/// `enum rdna1_policy_field` of hook.h: which parameter a store or show is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    Mode,
+    Scope,
+    Classes,
+    BoLayout,
+    /// Read-only.
+    BoLayoutStatus,
+    /// Read-only.
+    BoLayoutSource,
+}
+
+impl Field {
+    /// The field for hook.h's value (`RDNA1_FIELD_*`).
+    pub(crate) fn from_raw(v: u32) -> Option<Field> {
+        Some(match v {
+            0 => Field::Mode,
+            1 => Field::Scope,
+            2 => Field::Classes,
+            3 => Field::BoLayout,
+            4 => Field::BoLayoutStatus,
+            5 => Field::BoLayoutSource,
+            _ => return None,
+        })
+    }
+}
+
+mod c {
+    use kernel::ffi::c_int;
+
+    unsafe extern "C" {
+        pub(super) static rdna1_ttm_bo_size: u32;
+        pub(super) static rdna1_ttm_bo_type_offset: u32;
+        pub(super) static rdna1_builtin_bo_layout: [u32; 4];
+        pub(super) static rdna1_mtype_version: [u8; 24];
+        pub(super) fn rdna1_mtype_check_kernel() -> c_int;
+        pub(super) fn rdna1_mtype_hook_init() -> c_int;
+        pub(super) fn rdna1_mtype_hook_exit();
+        pub(super) fn rdna1_mtype_policy_lock();
+        pub(super) fn rdna1_mtype_policy_unlock();
+    }
+}
+
+/// `sizeof(struct ttm_buffer_object)`, from the kernel's public TTM header.
+pub(crate) fn ttm_bo_size() -> u32 {
+    // SAFETY: a constant defined in hook.c.
+    unsafe { c::rdna1_ttm_bo_size }
+}
+
+/// `offsetof(struct ttm_buffer_object, type)`; the field is an `enum ttm_bo_type` (4 bytes).
+pub(crate) fn ttm_bo_type_offset() -> u32 {
+    // SAFETY: a constant defined in hook.c.
+    unsafe { c::rdna1_ttm_bo_type_offset }
+}
+
+/// The built-in `struct amdgpu_bo` layout (amdgpu_bo_layout.h, or the target amdgpu's BTF),
+/// not yet checked.
+pub(crate) fn builtin_bo_layout() -> BoLayout {
+    // SAFETY: a constant defined in hook.c.
+    let b = unsafe { c::rdna1_builtin_bo_layout };
+    BoLayout {
+        size: b[0],
+        preferred_domains: b[1],
+        tbo: b[2],
+        flags: b[3],
+    }
+}
+
+/// The module version, NUL-padded.
+pub(crate) fn version() -> [u8; 24] {
+    // SAFETY: a constant defined in hook.c.
+    unsafe { c::rdna1_mtype_version }
+}
+
+/// Refuses (`-EOPNOTSUPP`, logged) a kernel outside the releases this build supports.
+pub(crate) fn check_kernel() -> Result {
+    // SAFETY: reads constants and logs; callable from any process context.
+    kernel::error::to_result(unsafe { c::rdna1_mtype_check_kernel() })
+}
+
+/// Registers the module notifier and arms the probe on amdgpu, now or when it loads.
+///
+/// # Safety
+///
+/// Called once, from module init; if it succeeds, [`hook_exit`] is called once before the
+/// module goes away.
+pub(crate) unsafe fn hook_init() -> Result {
+    // SAFETY: per this function's contract.
+    kernel::error::to_result(unsafe { c::rdna1_mtype_hook_init() })
+}
+
+/// Disarms the probe and unregisters the notifier; waits until no probe handler runs.
+///
+/// # Safety
+///
+/// [`hook_init`] succeeded and this was not called since.
+pub(crate) unsafe fn hook_exit() {
+    // SAFETY: per this function's contract.
+    unsafe { c::rdna1_mtype_hook_exit() };
+}
+
+/// Proof that the current task holds `rdna1_policy_lock` (hook.c), the mutex every policy
+/// writer holds: C holds it around parameter writes and reads, Rust around the rest.
+///
+/// # Invariants
+///
+/// While a `PolicyLocked` exists, the current task holds `rdna1_policy_lock` (so it runs in
+/// process context and may sleep). If `owned`, this value took the lock and releases it when
+/// dropped.
+pub(crate) struct PolicyLocked {
+    owned: bool,
+    /// The lock belongs to this task: the proof must not move to another.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl PolicyLocked {
+    /// Takes the lock (may sleep).
+    pub(crate) fn lock() -> PolicyLocked {
+        // SAFETY: a mutex_lock(); released by `Drop`.
+        unsafe { c::rdna1_mtype_policy_lock() };
+        // INVARIANT: just taken, by this task; released by `Drop`.
+        PolicyLocked {
+            owned: true,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The proof for a lock C took.
+    ///
+    /// # Safety
+    ///
+    /// The current task holds `rdna1_policy_lock` for as long as the returned value lives.
+    pub(crate) unsafe fn assume_held() -> PolicyLocked {
+        // INVARIANT: per this function's contract; not released by `Drop`.
+        PolicyLocked {
+            owned: false,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for PolicyLocked {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: taken by `lock` (type invariant), on this task (not `Send`).
+            unsafe { c::rdna1_mtype_policy_unlock() };
+        }
+    }
+}

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The probe: arming it (hook.c's fprobe on `gmc_v10_0_get_vm_pte`) and its exit handler,
+//! [`rdna1_mtype_on_pte`], which applies the policy to the flags the function computed.
+//!
+//! The handler runs with preemption off: it takes no sleeping lock and never allocates.
+
+use kernel::prelude::*;
+
+use crate::abi;
+use crate::bo::{self, BoClass, BoFields, CheckedLayout};
+use crate::btf_id;
+use crate::events;
+use crate::ffi::{self, PteCall};
+use crate::pci::{DeviceId, PciAddr};
+use crate::policy::{self, Call, Decision};
+use crate::pte;
+use crate::state;
+use crate::stats;
+
+/// The armed hook: hook.c's module notifier is registered, and its fprobe armed on amdgpu (or
+/// waiting for it). Dropping it disarms and waits until no handler runs.
+///
+/// # Invariants
+///
+/// [`ffi::hook_init`] succeeded and [`ffi::hook_exit`] has not been called since.
+pub(crate) struct Hook(());
+
+impl Hook {
+    /// Sets up what the handler uses, then arms.
+    ///
+    /// # Safety
+    ///
+    /// Called once, from module init.
+    pub(crate) unsafe fn arm() -> Result<Hook> {
+        // SAFETY: once, from module init (this function's contract), before the hook can run
+        // or the device is registered.
+        unsafe { events::init() };
+        ffi::check_kernel()?;
+        // Before arming: the first hooked call already classifies BOs.
+        state::init_layout();
+        // SAFETY: once, from module init (this function's contract); undone by `Drop`, which
+        // runs only if it succeeded (this value exists).
+        unsafe { ffi::hook_init() }?;
+        // INVARIANT: `hook_init` just succeeded.
+        Ok(Hook(()))
+    }
+}
+
+impl Drop for Hook {
+    fn drop(&mut self) {
+        // SAFETY: `hook_init` succeeded and `hook_exit` was not called (type invariant); this
+        // runs once, at module exit or when registering the device failed.
+        unsafe { ffi::hook_exit() };
+        pr_info!("unloaded: nothing armed\n");
+    }
+}
+
+/// Applies the policy to the PTE flags `gmc_v10_0_get_vm_pte` just computed, and counts.
+///
+/// # Safety
+///
+/// `call` is valid; `call.flags` is the function's `u64 *flags` argument, called from its
+/// return probe: null or valid for reads and writes, and not accessed concurrently.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
+    // SAFETY: per this function's contract.
+    let Some(c) = (unsafe { call.as_ref() }) else {
+        return;
+    };
+    if c.flags.is_null() {
+        return;
+    }
+    // SAFETY: per this function's contract; every amdgpu caller passes its own local u64,
+    // live until the hooked function has returned to it, which has not happened yet.
+    let computed = unsafe { c.flags.read() };
+    let device = (c.dev_known != 0).then(|| DeviceId {
+        addr: PciAddr::from_raw(c.dev_addr),
+        vendor: c.dev_vendor,
+        device: c.dev_device,
+    });
+    let state = state::current();
+    let call = Call {
+        vm_flags: c.vm_flags,
+        // SAFETY: `c.bo` is the function's `bo` argument, per this function's contract.
+        bo: unsafe { bo_class(c.bo, state.bo_layout) },
+        flags: computed,
+        device,
+    };
+    let decision = policy::decide(&state.policy, &call);
+    if let Decision::Rewrite(new) = decision {
+        // SAFETY: as above.
+        unsafe { c.flags.write(new) };
+    }
+    let before = pte::mtype_bits(computed);
+    stats::record(device.as_ref(), before, decision);
+    if !matches!(
+        decision,
+        Decision::Keep(policy::Skip::ModeOff | policy::Skip::AlreadyNc | policy::Skip::OutOfScope)
+    ) {
+        log_event(c, &call, before, decision);
+    }
+}
+
+/// Appends one decision to the event ring.
+fn log_event(c: &PteCall, call: &Call, before: u8, decision: Decision) {
+    let written = match decision {
+        Decision::Rewrite(f) => pte::mtype_bits(f),
+        _ => before,
+    };
+    let (action, skip) = abi::Event::action_of(decision);
+    let task = kernel::task::Task::current_raw();
+    // SAFETY: `current` is valid for the whole call; pid and comm are plain fields (comm may
+    // change concurrently: a torn name is harmless, as with get_task_comm).
+    let (pid, comm) = unsafe { ((*task).pid, (*task).comm) };
+    let ev = abi::Event {
+        seq: 0,
+        // SAFETY: ktime_get() may be called from any context but NMI; this is a probe on a
+        // process-context function.
+        time_ns: unsafe { kernel::bindings::ktime_get() } as u64,
+        pid: pid as u32,
+        dev_addr: c.dev_addr,
+        vendor: c.dev_vendor,
+        device: c.dev_device,
+        vm_flags: c.vm_flags,
+        comm,
+        before,
+        written,
+        class: call.bo as u8,
+        action,
+        skip,
+        dev_known: c.dev_known,
+        reserved: [0; 2],
+    };
+    events::push(ev);
+}
+
+/// The class of the BO at `bo`, read through `layout`.
+///
+/// # Safety
+///
+/// `bo` is null or points to a live `struct amdgpu_bo` (the hooked function's argument, which
+/// its caller keeps alive for the call).
+unsafe fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
+    if bo.is_null() {
+        return BoClass::None;
+    }
+    let Some(l) = layout else {
+        return BoClass::Unknown;
+    };
+    if state::layout_failed() {
+        return BoClass::Unknown;
+    }
+    let l = l.get();
+    let type_offset = ffi::ttm_bo_type_offset() as usize;
+    // SAFETY: `bo` points to a live amdgpu_bo (contract). `l` is a `CheckedLayout` made by
+    // `state::check_layout` with this kernel's ttm_buffer_object size (its invariant): each
+    // field lies within `l.size` bytes, aligned for its type, and `tbo.type` lies within `tbo`;
+    // `l.size` is sizeof(struct amdgpu_bo) as BTF or root stated it. Volatile: amdgpu owns
+    // these fields (READ_ONCE).
+    let fields = unsafe {
+        BoFields {
+            preferred_domains: bo
+                .add(l.preferred_domains as usize)
+                .cast::<u32>()
+                .read_volatile(),
+            flags: bo.add(l.flags as usize).cast::<u64>().read_volatile(),
+            ttm_type: bo
+                .add(l.tbo as usize + type_offset)
+                .cast::<u32>()
+                .read_volatile(),
+        }
+    };
+    match bo::classify(fields) {
+        Some(class) => class,
+        None => {
+            if state::mark_layout_failed() {
+                pr_warn!(
+                    "amdgpu_bo layout failed validation (domains {:#x} flags {:#x} type {}): BOs are no longer classified or modified\n",
+                    fields.preferred_domains,
+                    fields.flags,
+                    fields.ttm_type
+                );
+            }
+            BoClass::Unknown
+        }
+    }
+}
+
+/// The id of a module's `.BTF` section, for hook.c's check that amdgpu is the build the DKMS
+/// build checked (one definition: `shared/src/btf_id.rs`).
+///
+/// # Safety
+///
+/// `data` points to `len` readable bytes that stay valid for the call.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn rdna1_mtype_btf_id(data: *const u8, len: usize) -> u64 {
+    // SAFETY: per this function's contract. hook.c passes amdgpu's `btf_data` from its
+    // MODULE_STATE_COMING notifier, which prepare_coming_module() calls before load_module()
+    // frees the file copy the pointer points into, or a vmalloc'd copy of
+    // /sys/kernel/btf/amdgpu that it frees after the call.
+    let bytes = unsafe { core::slice::from_raw_parts(data, len) };
+    btf_id::btf_id(bytes)
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The published state: the policy and the `amdgpu_bo` layout the probe handler reads on every
+//! call, and the one way to change them ([`publish`], under `rdna1_policy_lock`).
+//!
+//! Readers take no lock: a writer fills the inactive one of two slots, makes it active with one
+//! release store and waits an RCU grace period, so every call sees one whole state, old or new.
+
+use core::cell::UnsafeCell;
+
+use kernel::prelude::*;
+use kernel::sync::atomic::{Acquire, Atomic, Relaxed, Release};
+
+use crate::bo::{BoLayout, CheckedLayout, LayoutSource, LayoutStatus};
+use crate::ffi::{self, PolicyLocked};
+use crate::policy::Policy;
+
+/// Everything the hook reads per call, published as one unit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct State {
+    pub(crate) policy: Policy,
+    /// Checked against this kernel's `struct ttm_buffer_object` ([`check_layout`]).
+    pub(crate) bo_layout: Option<CheckedLayout>,
+    pub(crate) bo_layout_source: LayoutSource,
+}
+
+const INITIAL: State = State {
+    policy: Policy::DEFAULT,
+    bo_layout: None,
+    bo_layout_source: LayoutSource::Unset,
+};
+
+/// Two state slots; [`ACTIVE`] names the one in force.
+///
+/// # Invariants
+///
+/// Only [`publish`] writes a slot, with `rdna1_policy_lock` held (one writer at a time), and
+/// only the slot `ACTIVE` does not name; before it returns it waits an RCU grace period after
+/// making that slot active, so the next writer's slot is read by no one.
+struct PolicySlots([UnsafeCell<State>; 2]);
+
+// SAFETY: per the type invariant, a slot is written only by one writer at a time, and only
+// when no reader can be reading it; everything else only reads.
+unsafe impl Sync for PolicySlots {}
+
+static SLOTS: PolicySlots = PolicySlots([UnsafeCell::new(INITIAL), UnsafeCell::new(INITIAL)]);
+/// The index (bit 0) of the slot in force.
+static ACTIVE: Atomic<u32> = Atomic::new(0);
+
+/// The state in force. Any context but NMI (the probe handler runs with preemption off).
+pub(crate) fn current() -> State {
+    // A writer waits for this section to end before it reuses a slot that was active in it.
+    let _rcu = kernel::sync::rcu::read_lock();
+    let i = (ACTIVE.load(Acquire) & 1) as usize;
+    // SAFETY: slot `i` was active inside this RCU read-side section; by the invariant of
+    // `PolicySlots`, no writer touches it until a grace period after it stopped being active,
+    // which cannot end before this section does.
+    unsafe { *SLOTS.0[i].get() }
+}
+
+/// Makes `new` the state in force, all at once; sleeps for an RCU grace period.
+pub(crate) fn publish(_lock: &PolicyLocked, new: State) {
+    let next = ((ACTIVE.load(Relaxed) & 1) ^ 1) as usize;
+    // SAFETY: `next` is inactive and the previous writer waited a grace period after making it
+    // inactive (invariant of `PolicySlots`), so no reader holds it; the lock (`_lock`)
+    // excludes other writers.
+    unsafe { *SLOTS.0[next].get() = new };
+    // INVARIANT: `next` becomes active; the slot that was active is reused only after the
+    // grace period below.
+    ACTIVE.store(next as u32, Release);
+    // SAFETY: may sleep: `_lock` proves process context holding a mutex. After it, no reader
+    // still uses the old slot.
+    unsafe { kernel::bindings::synchronize_rcu() };
+}
+
+/// Set (once per layout) when a BO read through the layout broke an invariant; cleared when a
+/// layout is written. While set, no BO is classified.
+static LAYOUT_FAILED: Atomic<u32> = Atomic::new(0);
+
+/// Whether a BO read through the layout in force broke an invariant.
+pub(crate) fn layout_failed() -> bool {
+    LAYOUT_FAILED.load(Relaxed) != 0
+}
+
+/// Records that a BO read through the layout broke an invariant; true the first time.
+pub(crate) fn mark_layout_failed() -> bool {
+    LAYOUT_FAILED.cmpxchg(0, 1, Relaxed).is_ok()
+}
+
+/// Re-arms the layout's validation, after a layout was written (and published).
+pub(crate) fn clear_layout_failed(_lock: &PolicyLocked) {
+    // publish() waited for every reader of an older layout, so none can set the flag for it
+    // after this store.
+    LAYOUT_FAILED.store(0, Relaxed);
+}
+
+/// `bo_layout_status`.
+pub(crate) fn layout_status(s: &State) -> LayoutStatus {
+    LayoutStatus::of(s.bo_layout.as_ref(), layout_failed())
+}
+
+/// `l`, if it passes [`BoLayout::check`] on this kernel: every [`CheckedLayout`] the module
+/// holds is made here, so all were checked with this kernel's `struct ttm_buffer_object`.
+pub(crate) fn check_layout(l: BoLayout) -> Option<CheckedLayout> {
+    CheckedLayout::new(l, ffi::ttm_bo_size()).ok()
+}
+
+/// The built-in layout, if it passes its check on this kernel.
+pub(crate) fn builtin_layout() -> Option<CheckedLayout> {
+    check_layout(ffi::builtin_bo_layout())
+}
+
+/// Picks the built-in layout unless a `bo_layout=` parameter was given at load. Called from
+/// module init, before the hook is armed: the first hooked call already classifies BOs.
+pub(crate) fn init_layout() {
+    let lock = PolicyLocked::lock();
+    let old = current();
+    if old.bo_layout_source != LayoutSource::Unset {
+        return;
+    }
+    let Some(l) = builtin_layout() else {
+        pr_warn!("the built-in amdgpu_bo layout fails its checks on this kernel: BOs are not classified until root sets one (rdna1ctl layout --apply)\n");
+        return;
+    };
+    let new = State {
+        bo_layout: Some(l),
+        bo_layout_source: LayoutSource::Builtin,
+        ..old
+    };
+    publish(&lock, new);
+    pr_info!("amdgpu_bo layout: built-in {}\n", format_args!("{}", l));
+}
+
+/// Sets the whole policy (`SET_POLICY`), keeping the layout.
+pub(crate) fn set_policy(policy: Policy) {
+    let lock = PolicyLocked::lock();
+    let old = current();
+    if old.policy != policy {
+        publish(&lock, State { policy, ..old });
+        log_policy(&policy, &old.policy);
+    }
+}
+
+/// Logs a policy change.
+pub(crate) fn log_policy(n: &Policy, o: &Policy) {
+    pr_info!(
+        "policy: mode {} scope {} classes {} (was mode {} scope {} classes {})\n",
+        n.mode.name(),
+        format_args!("{}", n.scope),
+        format_args!("{}", n.classes),
+        o.mode.name(),
+        format_args!("{}", o.scope),
+        format_args!("{}", o.classes)
+    );
+}
+
+/// Logs the policy in force at load.
+pub(crate) fn log_loaded() {
+    let p = current().policy;
+    pr_info!(
+        "loaded, mode {}, scope {}, classes {}\n",
+        p.mode.name(),
+        format_args!("{}", p.scope),
+        format_args!("{}", p.classes)
+    );
+}
