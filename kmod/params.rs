@@ -11,7 +11,7 @@ use core::fmt::Write;
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 
-use crate::bo::{BoLayout, CheckedLayout, LayoutSource};
+use crate::bo::{BoLayout, CheckedLayout, LayoutSource, BO_LAYOUT_BUILTIN, BO_LAYOUT_NONE};
 use crate::ffi::{Field, PolicyLocked};
 use crate::pci::SliceWriter;
 use crate::policy::{Classes, Mode, Scope};
@@ -83,8 +83,10 @@ unsafe extern "C" fn rdna1_mtype_policy_store(field: u32, val: *const c_char, le
 fn parse_layout(input: &[u8]) -> Option<(Option<CheckedLayout>, LayoutSource)> {
     let word = input.strip_suffix(b"\n").unwrap_or(input);
     match word {
-        b"none" => return Some((None, LayoutSource::Set)),
-        b"builtin" => return state::builtin_layout().map(|l| (Some(l), LayoutSource::Builtin)),
+        w if w == BO_LAYOUT_NONE.as_bytes() => return Some((None, LayoutSource::Set)),
+        w if w == BO_LAYOUT_BUILTIN.as_bytes() => {
+            return state::builtin_layout().map(|l| (Some(l), LayoutSource::Builtin))
+        }
         _ => {}
     }
     let l = state::check_layout(BoLayout::parse(input)?)?;
@@ -124,7 +126,7 @@ fn write_field(w: &mut SliceWriter<'_>, field: Option<Field>, s: &State) -> core
         Some(Field::Classes) => write!(w, "{}", p.classes),
         Some(Field::BoLayout) => match s.bo_layout {
             Some(l) => write!(w, "{l}"),
-            None => w.write_str("none"),
+            None => w.write_str(BO_LAYOUT_NONE),
         },
         Some(Field::BoLayoutSource) => w.write_str(s.bo_layout_source.name()),
         Some(Field::BoLayoutStatus) => w.write_str(state::layout_status(s).name()),

@@ -97,6 +97,11 @@ pub const fn classify(f: BoFields) -> Option<BoClass> {
     Some(BoClass::Memory)
 }
 
+/// The `bo_layout` parameter's word for no layout, also what it shows when none is in force.
+pub const BO_LAYOUT_NONE: &str = "none";
+/// The `bo_layout` parameter's word for the module's built-in layout.
+pub const BO_LAYOUT_BUILTIN: &str = "builtin";
+
 /// Byte offsets of the fields [`classify`] needs in `struct amdgpu_bo`, and its size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BoLayout {

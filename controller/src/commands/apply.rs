@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{bail, Result};
+use rdna1_mtype_shared::bo::{LayoutSource, BO_LAYOUT_BUILTIN, BO_LAYOUT_NONE};
 use rdna1_mtype_shared::policy::Policy;
 use serde::Serialize;
 
@@ -30,12 +31,12 @@ struct ApplyJson {
 fn layout_value(ctx: &Ctx, setting: LayoutSetting) -> Result<Option<String>> {
     Ok(match setting {
         LayoutSetting::Keep => None,
-        LayoutSetting::Builtin => Some("builtin".to_owned()),
+        LayoutSetting::Builtin => Some(BO_LAYOUT_BUILTIN.to_owned()),
         LayoutSetting::Btf => Some(btf::layout::from_sysfs(&ctx.root)?.to_string()),
         LayoutSetting::Auto if ctx.root.path(btf::layout::AMDGPU_BTF).exists() => {
             Some(btf::layout::from_sysfs(&ctx.root)?.to_string())
         }
-        LayoutSetting::Auto => Some("builtin".to_owned()),
+        LayoutSetting::Auto => Some(BO_LAYOUT_BUILTIN.to_owned()),
     })
 }
 
@@ -69,10 +70,10 @@ pub fn run(ctx: &Ctx, config: &Path, dry_run: bool, out: &mut impl Write) -> Res
     if let Err(e) = dev.set_policy(&plan.policy) {
         if layout.is_some() {
             // Put back what was there, so a refused policy leaves the module as it was.
-            let old = match (before.bo_layout, before.bo_layout_source.as_str()) {
-                (_, "builtin") => "builtin".to_owned(),
+            let old = match (before.bo_layout, before.bo_layout_source) {
+                (_, LayoutSource::Builtin) => BO_LAYOUT_BUILTIN.to_owned(),
                 (Some(l), _) => l.to_string(),
-                (None, _) => "none".to_owned(),
+                (None, _) => BO_LAYOUT_NONE.to_owned(),
             };
             if let Err(e2) = params::write_bo_layout(&ctx.root, &old) {
                 tracing::error!("restoring the layout {old:?} failed too: {e2:#}");

@@ -14,16 +14,16 @@ use crate::{output, Ctx};
 #[derive(Serialize)]
 struct ModuleLayoutJson {
     value: Option<String>,
-    status: String,
-    source: String,
+    status: &'static str,
+    source: &'static str,
 }
 
 impl From<&LoadedModule> for ModuleLayoutJson {
     fn from(m: &LoadedModule) -> Self {
         ModuleLayoutJson {
             value: m.bo_layout.map(|l| l.to_string()),
-            status: m.bo_layout_status.clone(),
-            source: m.bo_layout_source.clone(),
+            status: m.bo_layout_status.name(),
+            source: m.bo_layout_source.name(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! What sysfs says about the loaded `rdna1_mtype` module.
 
 use anyhow::{Context, Result};
-use rdna1_mtype_shared::bo::BoLayout;
+use rdna1_mtype_shared::bo::{BoLayout, LayoutSource, LayoutStatus, BO_LAYOUT_NONE};
 use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
 
 use crate::sysroot::SysRoot;
@@ -24,10 +24,10 @@ pub struct LoadedModule {
     pub classes: Classes,
     /// The amdgpu_bo layout the module classifies BOs with, if any.
     pub bo_layout: Option<BoLayout>,
-    /// `unset`, `ok` or `invalid`.
-    pub bo_layout_status: String,
+    /// Whether that layout is in use (`unset`, `ok` or `invalid`).
+    pub bo_layout_status: LayoutStatus,
     /// `builtin` (the module's own copy of amdgpu_bo), `set` (written by root) or `none`.
-    pub bo_layout_source: String,
+    pub bo_layout_source: LayoutSource,
     /// Whether the hook on amdgpu's `gmc_v10_0_get_vm_pte` is registered.
     pub armed: bool,
     /// Why the last arming failed (`parameters/arm_error`), if it did.
@@ -66,13 +66,20 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
     })?;
     let layout_text = attr("parameters/bo_layout")?;
     let bo_layout = match layout_text.as_str() {
-        "none" => None,
+        BO_LAYOUT_NONE => None,
         t => Some(BoLayout::parse(t.as_bytes()).with_context(|| {
             format!("the module reports a bo_layout rdna1ctl cannot read: {t:?}")
         })?),
     };
-    let bo_layout_status = attr("parameters/bo_layout_status")?;
-    let bo_layout_source = attr("parameters/bo_layout_source")?;
+    let word = |name: &str| -> Result<String> { attr(&format!("parameters/{name}")) };
+    let status_text = word("bo_layout_status")?;
+    let bo_layout_status = LayoutStatus::parse(status_text.as_bytes()).with_context(|| {
+        format!("the module reports an unknown bo_layout_status {status_text:?}: rdna1ctl and the module differ in version")
+    })?;
+    let source_text = word("bo_layout_source")?;
+    let bo_layout_source = LayoutSource::parse(source_text.as_bytes()).with_context(|| {
+        format!("the module reports an unknown bo_layout_source {source_text:?}: rdna1ctl and the module differ in version")
+    })?;
     let armed = match attr("parameters/armed")?.as_str() {
         "Y" | "1" => true,
         "N" | "0" => false,

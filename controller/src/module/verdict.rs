@@ -3,6 +3,7 @@
 //! Scope membership is the shared crate's `Scope::contains`, the same test `decide()` makes on
 //! every hooked call, so status cannot disagree with the module about which devices it touches.
 
+use rdna1_mtype_shared::bo::LayoutStatus;
 use rdna1_mtype_shared::devices::PCI_VENDOR_AMD;
 use rdna1_mtype_shared::pci::DeviceId;
 use rdna1_mtype_shared::policy::{Mode, Scope};
@@ -213,9 +214,9 @@ fn mode_reason(mode: Mode) -> Option<Reason> {
 /// The module classifies BOs only with a valid layout (`ok` and a value); anything else leaves
 /// every BO alone.
 fn layout_reason(m: &LoadedModule) -> Option<Reason> {
-    match (m.bo_layout_status.as_str(), m.bo_layout) {
-        ("ok", Some(_)) => None,
-        ("invalid", _) => Some(Reason::LayoutInvalid),
+    match (m.bo_layout_status, m.bo_layout) {
+        (LayoutStatus::Ok, Some(_)) => None,
+        (LayoutStatus::Invalid, _) => Some(Reason::LayoutInvalid),
         _ => Some(Reason::LayoutUnset),
     }
 }
@@ -224,7 +225,7 @@ fn layout_reason(m: &LoadedModule) -> Option<Reason> {
 mod tests {
     use super::*;
     use crate::gpus::tests::gpu;
-    use rdna1_mtype_shared::bo::BoLayout;
+    use rdna1_mtype_shared::bo::{BoLayout, LayoutSource};
     use rdna1_mtype_shared::devices::Rdna1Chip;
     use rdna1_mtype_shared::policy::Classes;
 
@@ -235,8 +236,8 @@ mod tests {
             scope: Scope::parse(scope.as_bytes()).unwrap(),
             classes: Classes::DEFAULT,
             bo_layout: BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"),
-            bo_layout_status: "ok".into(),
-            bo_layout_source: "set".into(),
+            bo_layout_status: LayoutStatus::Ok,
+            bo_layout_source: LayoutSource::Set,
             armed: true,
             arm_error: None,
             rejected: 0,
@@ -287,12 +288,12 @@ mod tests {
         assert_eq!(
             judge_with(&|m| {
                 m.bo_layout = None;
-                m.bo_layout_status = "unset".into();
+                m.bo_layout_status = LayoutStatus::Unset;
             }),
             ["layout_unset"]
         );
         assert_eq!(
-            judge_with(&|m| m.bo_layout_status = "invalid".into()),
+            judge_with(&|m| m.bo_layout_status = LayoutStatus::Invalid),
             ["layout_invalid"]
         );
         assert_eq!(
@@ -329,7 +330,7 @@ mod tests {
         m.mode = Mode::Audit;
         m.armed = false;
         m.bo_layout = None;
-        m.bo_layout_status = "unset".into();
+        m.bo_layout_status = LayoutStatus::Unset;
         let v = judge(
             &ModuleState::Loaded(m),
             &gpu(3, RX5700XT, Some("vfio-pci")),

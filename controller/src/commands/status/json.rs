@@ -41,8 +41,8 @@ struct Module {
 struct Layout {
     /// Where the module's layout came from: `builtin` (its own copy of amdgpu_bo), `set`
     /// (written by root, e.g. from BTF) or `none`.
-    source: String,
-    status: String,
+    source: &'static str,
+    status: &'static str,
     value: Option<String>,
 }
 
@@ -137,8 +137,8 @@ fn module(r: &Report) -> Module {
         scope: Some(m.scope.to_string()),
         classes: Some(m.classes.to_string()),
         layout: Some(Layout {
-            source: m.bo_layout_source.clone(),
-            status: m.bo_layout_status.clone(),
+            source: m.bo_layout_source.name(),
+            status: m.bo_layout_status.name(),
             value: m.bo_layout.map(|l| l.to_string()),
         }),
         armed: Some(m.armed),

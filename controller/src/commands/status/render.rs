@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use rdna1_mtype_shared::abi::{StatsArg, STATS_DEVICE, STATS_OTHER_DEVICES};
+use rdna1_mtype_shared::bo::{LayoutSource, LayoutStatus};
 use rdna1_mtype_shared::pci::PciAddr;
 use rdna1_mtype_shared::policy::Skip;
 
@@ -59,16 +60,16 @@ fn module(r: &Report, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "mode:    {}", m.mode.name())?;
     writeln!(out, "scope:   {}", m.scope)?;
     writeln!(out, "classes: {}", m.classes)?;
-    match (m.bo_layout_status.as_str(), m.bo_layout) {
-        ("ok", Some(l)) => {
-            let from = match m.bo_layout_source.as_str() {
-                "builtin" => "the module's built-in copy",
-                "set" => "set by root",
-                other => other,
+    match (m.bo_layout_status, m.bo_layout) {
+        (LayoutStatus::Ok, Some(l)) => {
+            let from = match m.bo_layout_source {
+                LayoutSource::Builtin => "the module's built-in copy",
+                LayoutSource::Set => "set by root",
+                LayoutSource::Unset => "none",
             };
             writeln!(out, "layout:  amdgpu_bo {l} ({from})")?
         }
-        ("invalid", _) => writeln!(
+        (LayoutStatus::Invalid, _) => writeln!(
             out,
             "layout:  INVALID (a BO read through it broke an invariant): no BO is modified; \
              run `sudo rdna1ctl apply` (layout = \"auto\": built-in or BTF) to set one again"
@@ -178,8 +179,12 @@ mod tests {
             bo_layout: layout
                 .then(|| BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"))
                 .flatten(),
-            bo_layout_status: if layout { "ok" } else { "unset" }.into(),
-            bo_layout_source: "builtin".into(),
+            bo_layout_status: if layout {
+                LayoutStatus::Ok
+            } else {
+                LayoutStatus::Unset
+            },
+            bo_layout_source: LayoutSource::Builtin,
             armed: true,
             arm_error: None,
             rejected: 0,
