@@ -74,7 +74,7 @@ in_root rdna1ctl check-kernel "$kver" >"$out/check-kernel.txt" || die "check-ker
 log "debian: the test harness, built against the same kernel build dir"
 kbuild=/var/cache/rdna1-mtype/kbuild/$kver
 in_root sh -c "mkdir -p /tmp/amd && tar -xf /usr/src/linux-source-7.2.tar.xz -C /tmp/amd --strip-components=5 \
-	linux-source-7.2/drivers/gpu/drm/amd && make -C $kbuild M=/build/rdna1-mtype/tests/harness \
+	linux-source-7.2/drivers/gpu/drm/amd && make -C $kbuild M=/build/rdna1-mtype/tests/modules/harness \
 	AMD=/tmp/amd modules" >"$out/harness-build.log" 2>&1 || { tail -n 30 "$out/harness-build.log" >&2; die "harness build failed"; }
 # The module as DKMS built it, but with another amdgpu BTF id: what an amdgpu replaced after
 # the build looks like to it (case 88).
@@ -91,7 +91,7 @@ EOF
 in_root sh /tmp/stale-build.sh "$version" "$kver" >"$out/stale-build.log" 2>&1 ||
 	{ tail -n 30 "$out/stale-build.log" >&2; die "stale module build failed"; }
 mkdir -p "$out/test-modules"
-cp "$mnt"/build/rdna1-mtype/tests/harness/*.ko "$out/test-modules/"
+cp "$mnt"/build/rdna1-mtype/tests/modules/harness/*.ko "$out/test-modules/"
 cp "$mnt/tmp/stale/kmod/rdna1_mtype.ko" "$out/test-modules/rdna1_mtype_stale.ko"
 
 # Without the matching kernel source the build names the package to install (last: the

@@ -18,8 +18,9 @@ if [ -n "${RDNA1_MODULES_TREE:-}" ]; then
 else
 	rel=$(cat "$kb/include/config/kernel.release")
 	modules=$kb/staging/lib/modules/$rel
-	tests=("$top/tests/harness/rdna1_mtype_harness.ko" "$top/tests/harness/rdna1_mtype_decoy.ko"
-		"$top/tests/harness/amdgpu.ko" "$top/tests/bench/rdna1_mtype_bench.ko")
+	m=$top/tests/modules
+	tests=("$m/harness/rdna1_mtype_harness.ko" "$m/harness/rdna1_mtype_decoy.ko" "$m/harness/amdgpu.ko"
+		"$m/bench/rdna1_mtype_bench.ko")
 fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
