@@ -105,17 +105,23 @@ initramfs() {
 }
 stage initramfs-with-install initramfs
 
-# The VM tests: a one-CPU boot runs every case; the cases whose header says
-# `# needs: cpus=2` (they skip there) run again in a two-CPU boot (tests/vm/boot.sh says why).
-smp_cases=$(grep -l '^# needs: cpus=2' tests/vm/cases/*.sh | xargs -r -n1 basename | cut -d- -f1 | paste -sd, -)
+# The VM tests, chosen by the case headers (docs/TESTING.md, "Adding a case"): a one-CPU boot
+# runs every case for the test kernel (`# kernels:` names `test`, or no such line); the cases
+# whose header says `# needs: cpus=2` (they skip there) run again in a two-CPU boot
+# (tests/vm/boot.sh says why).
+test_cases=$({
+	tests/vm/cases-with.sh -v 'kernels: .*'
+	tests/vm/cases-with.sh 'kernels: .*\<test\>.*'
+} | tr , '\n' | grep . | sort -n | paste -sd, -)
+smp_cases=$(tests/vm/cases-with.sh 'needs: cpus=2')
 vm_results() { # LOG: the boot's case results into the run's, then whether the boot passed
 	[ ! -f "$1.results" ] || sed 's/^/vm: /' "$1.results" >>"$results"
 }
 boot_main() {
 	# Three quarters of the time left, so the two-CPU boot keeps the rest.
 	local rc=0
-	RDNA1_STRICT=1 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test.log" \
-		$(($(left) * 3 / 4)) || rc=$?
+	RDNA1_STRICT=1 RDNA1_CASES=$test_cases "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test \
+		"$out/vm-test.log" $(($(left) * 3 / 4)) || rc=$?
 	# Cases that need two CPUs are judged in their own boot, not by their skip here.
 	grep -v "^skip \($(echo "$smp_cases" | sed 's/,/\\|/g')\)-" "$out/vm-test.log.results" >"$out/r" 2>/dev/null &&
 		mv "$out/r" "$out/vm-test.log.results"

@@ -8,7 +8,7 @@
 #      hook's contract on Debian's amdgpu.ko (rdna1ctl check-kernel);
 #   3. build the test harness the same way, boot Debian's own vmlinuz (TCG) with Debian's
 #      modules, the DKMS-built rdna1_mtype.ko and the packaged rdna1ctl, and run the cases
-#      below against Debian's real amdgpu.
+#      whose header names the kernel debian (below) against Debian's real amdgpu.
 # usage: run.sh OUT_DIR LIMIT_S   (LIMIT_S: the time the boot may take)
 # Writes OUT_DIR/vm.log and its per-case results OUT_DIR/vm.log.results.
 set -euo pipefail
@@ -16,11 +16,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=$1 limit=$2
 . "$top/tests/kernel/env.sh"
-# Policy, guards, stats, status, set/apply/events, the BTF layout and check-kernel/doctor: the
-# cases that need no test-kernel-only feature. verify (96, 98) needs CONFIG_TRACE_EVENT_INJECT
-# to stand in for a GPU's page-table updates; Debian's kernel has none, so verify runs in the
-# test kernel's boots only.
-CASES=${RDNA1_DEBIAN_CASES:-11,20,30,31,34,36,40,70,80,82,85,87,88}
+# The cases whose header says `# kernels: ... debian` (docs/TESTING.md, "Adding a case"): policy,
+# guards, stats, status, set/apply/events, the BTF layout and check-kernel/doctor, cases that
+# need no test-kernel-only feature. verify (96, 98) needs CONFIG_TRACE_EVENT_INJECT to stand in
+# for a GPU's page-table updates; Debian's kernel has none, so verify runs in the test kernel's
+# boots only. RDNA1_DEBIAN_CASES=20,30 runs fewer.
+CASES=${RDNA1_DEBIAN_CASES:-$("$top/tests/vm/cases-with.sh" 'kernels: .*\<debian\>.*')}
+[ -n "$CASES" ] || die "no case header says '# kernels: ... debian'"
 kver=$DEBIAN_KVER
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 
