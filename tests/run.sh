@@ -88,7 +88,7 @@ stage checkpatch "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --igno
 	tests/modules/harness/rdna1_mtype_decoy.c tests/modules/harness/rdna1_fake_amdgpu.c \
 	tests/modules/bench/rdna1_mtype_bench.c tests/modules/include/resolve_symbol.h
 rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
-stage field-kit-fixtures "$top/tests/hardware/test-kit.sh" "$rdna1ctl"
+stage field-kit-fixtures "$top/tests/field-kit/run.sh" "$rdna1ctl"
 stage check-kernel-debian "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel"
 stage install-tests "$top/tests/install/run.sh" "$out/install" "$kb" "$rdna1ctl"
 # Its boot may take a quarter of the time left; the test kernel's boots get the rest.
