@@ -24,9 +24,9 @@ files() {
 	echo "@zsh $PREFIX/share/zsh/vendor-completions/_rdna1ctl 644"
 	echo "@fish $PREFIX/share/fish/vendor_completions.d/rdna1ctl.fish 644"
 	echo "@man $PREFIX/share/man/man8/rdna1ctl.8 644"
-	echo "systemd/rdna1-mtype.service $PREFIX/lib/systemd/system/rdna1-mtype.service 644"
-	echo "udev/70-rdna1-mtype.rules $PREFIX/lib/udev/rules.d/70-rdna1-mtype.rules 644"
-	echo "modprobe.d/rdna1-mtype.conf $PREFIX/lib/modprobe.d/rdna1-mtype.conf 644"
+	echo "dist/systemd/rdna1-mtype.service $PREFIX/lib/systemd/system/rdna1-mtype.service 644"
+	echo "dist/udev/70-rdna1-mtype.rules $PREFIX/lib/udev/rules.d/70-rdna1-mtype.rules 644"
+	echo "dist/modprobe.d/rdna1-mtype.conf $PREFIX/lib/modprobe.d/rdna1-mtype.conf 644"
 	for d in README.md docs/INSTALL.md docs/CLI.md docs/DESIGN.md docs/ABI.md; do
 		[ -e "$top/$d" ] && echo "$d $PREFIX/share/doc/rdna1-mtype/$(basename "$d") 644"
 	done
@@ -73,9 +73,9 @@ do_install() {
 	if [ -e "$DESTDIR$CONFIG" ]; then
 		say "kept $CONFIG (yours); the shipped default is $PREFIX/share/doc/rdna1-mtype/config.toml"
 	else
-		install -D -m 644 "$top/config/config.toml" "$DESTDIR$CONFIG"
+		install -D -m 644 "$top/dist/config/config.toml" "$DESTDIR$CONFIG"
 	fi
-	install -D -m 644 "$top/config/config.toml" "$DESTDIR$PREFIX/share/doc/rdna1-mtype/config.toml"
+	install -D -m 644 "$top/dist/config/config.toml" "$DESTDIR$PREFIX/share/doc/rdna1-mtype/config.toml"
 	if live; then
 		dkms add "$src" && dkms install "rdna1-mtype/$version" ||
 			die "dkms could not build rdna1_mtype for $(uname -r): read the message above, and docs/INSTALL.md"

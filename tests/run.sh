@@ -84,11 +84,11 @@ stage bo-copy-check tests/kernel/check-bo-copy.sh
 # LINUX_VERSION_CODE: checkpatch's rule is for in-tree code; an out-of-tree module built
 # against many kernels must check which one it is on (kmod/hook.c, supported range).
 stage checkpatch "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --ignore LINUX_VERSION_CODE \
-	-f kmod/hook.c kmod/hook.h kmod/amdgpu_bo_layout.h tests/harness/rdna1_mtype_harness.c \
-	tests/harness/rdna1_mtype_decoy.c tests/harness/rdna1_fake_amdgpu.c \
-	tests/bench/rdna1_mtype_bench.c tests/common/resolve_symbol.h
+	-f kmod/hook.c kmod/hook.h kmod/amdgpu_bo_layout.h tests/modules/harness/rdna1_mtype_harness.c \
+	tests/modules/harness/rdna1_mtype_decoy.c tests/modules/harness/rdna1_fake_amdgpu.c \
+	tests/modules/bench/rdna1_mtype_bench.c tests/modules/include/resolve_symbol.h
 rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
-stage field-kit-fixtures "$top/tests/hardware/test-kit.sh" "$rdna1ctl"
+stage field-kit-fixtures "$top/tests/field-kit/run.sh" "$rdna1ctl"
 stage check-kernel-debian "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel"
 stage install-tests "$top/tests/install/run.sh" "$out/install" "$kb" "$rdna1ctl"
 # Its boot may take a quarter of the time left; the test kernel's boots get the rest.
@@ -105,17 +105,23 @@ initramfs() {
 }
 stage initramfs-with-install initramfs
 
-# The VM tests: a one-CPU boot runs every case; the cases whose header says
-# `# needs: cpus=2` (they skip there) run again in a two-CPU boot (tests/vm/boot.sh says why).
-smp_cases=$(grep -l '^# needs: cpus=2' tests/vm/cases/*.sh | xargs -r -n1 basename | cut -d- -f1 | paste -sd, -)
+# The VM tests, chosen by the case headers (docs/TESTING.md, "Adding a case"): a one-CPU boot
+# runs every case for the test kernel (`# kernels:` names `test`, or no such line); the cases
+# whose header says `# needs: cpus=2` (they skip there) run again in a two-CPU boot
+# (tests/vm/boot.sh says why).
+test_cases=$({
+	tests/vm/cases-with.sh -v 'kernels: .*'
+	tests/vm/cases-with.sh 'kernels: .*\<test\>.*'
+} | tr , '\n' | grep . | sort -n | paste -sd, -)
+smp_cases=$(tests/vm/cases-with.sh 'needs: cpus=2')
 vm_results() { # LOG: the boot's case results into the run's, then whether the boot passed
 	[ ! -f "$1.results" ] || sed 's/^/vm: /' "$1.results" >>"$results"
 }
 boot_main() {
 	# Three quarters of the time left, so the two-CPU boot keeps the rest.
 	local rc=0
-	RDNA1_STRICT=1 "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test "$out/vm-test.log" \
-		$(($(left) * 3 / 4)) || rc=$?
+	RDNA1_STRICT=1 RDNA1_CASES=$test_cases "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test \
+		"$out/vm-test.log" $(($(left) * 3 / 4)) || rc=$?
 	# Cases that need two CPUs are judged in their own boot, not by their skip here.
 	grep -v "^skip \($(echo "$smp_cases" | sed 's/,/\\|/g')\)-" "$out/vm-test.log.results" >"$out/r" 2>/dev/null &&
 		mv "$out/r" "$out/vm-test.log.results"

@@ -8,7 +8,7 @@
 #      hook's contract on Debian's amdgpu.ko (rdna1ctl check-kernel);
 #   3. build the test harness the same way, boot Debian's own vmlinuz (TCG) with Debian's
 #      modules, the DKMS-built rdna1_mtype.ko and the packaged rdna1ctl, and run the cases
-#      below against Debian's real amdgpu.
+#      whose header names the kernel debian (below) against Debian's real amdgpu.
 # usage: run.sh OUT_DIR LIMIT_S   (LIMIT_S: the time the boot may take)
 # Writes OUT_DIR/vm.log and its per-case results OUT_DIR/vm.log.results.
 set -euo pipefail
@@ -16,11 +16,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=$1 limit=$2
 . "$top/tests/kernel/env.sh"
-# Policy, guards, stats, status, set/apply/events, the BTF layout and check-kernel/doctor: the
-# cases that need no test-kernel-only feature. verify (96, 98) needs CONFIG_TRACE_EVENT_INJECT
-# to stand in for a GPU's page-table updates; Debian's kernel has none, so verify runs in the
-# test kernel's boots only.
-CASES=${RDNA1_DEBIAN_CASES:-11,20,30,31,34,36,40,70,80,82,85,87,88}
+# The cases whose header says `# kernels: ... debian` (docs/TESTING.md, "Adding a case"): policy,
+# guards, stats, status, set/apply/events, the BTF layout and check-kernel/doctor, cases that
+# need no test-kernel-only feature. verify (96, 98) needs CONFIG_TRACE_EVENT_INJECT to stand in
+# for a GPU's page-table updates; Debian's kernel has none, so verify runs in the test kernel's
+# boots only. RDNA1_DEBIAN_CASES=20,30 runs fewer.
+CASES=${RDNA1_DEBIAN_CASES:-$("$top/tests/vm/cases-with.sh" 'kernels: .*\<debian\>.*')}
+[ -n "$CASES" ] || die "no case header says '# kernels: ... debian'"
 kver=$DEBIAN_KVER
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 
@@ -74,7 +76,7 @@ in_root rdna1ctl check-kernel "$kver" >"$out/check-kernel.txt" || die "check-ker
 log "debian: the test harness, built against the same kernel build dir"
 kbuild=/var/cache/rdna1-mtype/kbuild/$kver
 in_root sh -c "mkdir -p /tmp/amd && tar -xf /usr/src/linux-source-7.2.tar.xz -C /tmp/amd --strip-components=5 \
-	linux-source-7.2/drivers/gpu/drm/amd && make -C $kbuild M=/build/rdna1-mtype/tests/harness \
+	linux-source-7.2/drivers/gpu/drm/amd && make -C $kbuild M=/build/rdna1-mtype/tests/modules/harness \
 	AMD=/tmp/amd modules" >"$out/harness-build.log" 2>&1 || { tail -n 30 "$out/harness-build.log" >&2; die "harness build failed"; }
 # The module as DKMS built it, but with another amdgpu BTF id: what an amdgpu replaced after
 # the build looks like to it (case 88).
@@ -91,7 +93,7 @@ EOF
 in_root sh /tmp/stale-build.sh "$version" "$kver" >"$out/stale-build.log" 2>&1 ||
 	{ tail -n 30 "$out/stale-build.log" >&2; die "stale module build failed"; }
 mkdir -p "$out/test-modules"
-cp "$mnt"/build/rdna1-mtype/tests/harness/*.ko "$out/test-modules/"
+cp "$mnt"/build/rdna1-mtype/tests/modules/harness/*.ko "$out/test-modules/"
 cp "$mnt/tmp/stale/kmod/rdna1_mtype.ko" "$out/test-modules/rdna1_mtype_stale.ko"
 
 # Without the matching kernel source the build names the package to install (last: the

@@ -18,8 +18,9 @@ if [ -n "${RDNA1_MODULES_TREE:-}" ]; then
 else
 	rel=$(cat "$kb/include/config/kernel.release")
 	modules=$kb/staging/lib/modules/$rel
-	tests=("$top/tests/harness/rdna1_mtype_harness.ko" "$top/tests/harness/rdna1_mtype_decoy.ko"
-		"$top/tests/harness/amdgpu.ko" "$top/tests/bench/rdna1_mtype_bench.ko")
+	m=$top/tests/modules
+	tests=("$m/harness/rdna1_mtype_harness.ko" "$m/harness/rdna1_mtype_decoy.ko" "$m/harness/amdgpu.ko"
+		"$m/bench/rdna1_mtype_bench.ko")
 fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -46,7 +47,7 @@ for b in rdna1ctl rdna1-abi-probe; do
 	cp "$top/target/vm/x86_64-unknown-linux-gnu/release/$b" "$root/usr/bin/$b"
 done
 # kmod's own modprobe (busybox's ignores softdep) with its libraries, under /opt/kmod so the
-# other cases keep busybox's; the shipped modprobe.d file beside it (case 12).
+# other cases keep busybox's; the shipped files (dist/) beside it (cases 12, 82, 98).
 mkdir -p "$root/opt/kmod" "$root/opt/rdna1/dist"
 cp /usr/bin/kmod "$root/opt/kmod/kmod"
 for t in modprobe depmod lsmod; do ln -s kmod "$root/opt/kmod/$t"; done
@@ -67,12 +68,11 @@ if [ -n "${RDNA1_SYSROOT:-}" ]; then
 		cp -L "$RDNA1_SYSROOT$lib" "$root$to"
 	done
 fi
-cp -r "$top/modprobe.d" "$top/config" "$root/opt/rdna1/dist/"
+cp -r "$top/dist/." "$root/opt/rdna1/dist/"
 sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1 >"$root/opt/rdna1/version"
 cp "$here/init" "$root/init"
 cp -r "$here/guest" "$root/opt/rdna1/guest"
 cp -r "$here/cases" "$root/opt/rdna1/cases"
-cp -r "$top/tests/hardware" "$root/opt/rdna1/hardware"
 chmod +x "$root/init"
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$out"
 echo "initramfs: $(du -h "$out" | cut -f1) ($rel)" >&2

@@ -26,8 +26,8 @@ make -s -C "$top/kmod" KDIR="$kb" "${KMAKE_LLVM[@]}" CLIPPY=1 >"$out/kmod-build.
 	{ cat "$out/kmod-build.log" >&2; die "rdna1_mtype.ko did not build"; }
 if grep -E 'warning|error' "$out/kmod-build.log" >&2; then die "rdna1_mtype.ko built with warnings"; fi
 for m in harness bench; do
-	make -s -C "$kb" M="$top/tests/$m" "${KMAKE_LLVM[@]}" modules >"$out/$m-build.log" 2>&1 ||
-		{ cat "$out/$m-build.log" >&2; die "tests/$m module did not build"; }
+	make -s -C "$kb" M="$top/tests/modules/$m" "${KMAKE_LLVM[@]}" modules >"$out/$m-build.log" 2>&1 ||
+		{ cat "$out/$m-build.log" >&2; die "tests/modules/$m did not build"; }
 done
 
 log "building static rdna1ctl and rdna1-abi-probe for the VM"

@@ -1,4 +1,4 @@
-//! The test harness module's debugfs files (tests/harness/rdna1_mtype_harness.c).
+//! The test harness module's debugfs files (tests/modules/harness/rdna1_mtype_harness.c).
 
 use std::fs::File;
 use std::io::{Read, Write};

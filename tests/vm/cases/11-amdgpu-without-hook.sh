@@ -1,6 +1,8 @@
-# A module named amdgpu that has no gmc_v10_0_get_vm_pte (tests/harness/rdna1_fake_amdgpu.c):
-# rdna1_mtype cannot arm and says so in arm_error (status shows it), whether that amdgpu was
-# there first or came later; "waiting" is only for no amdgpu at all.
+# A module named amdgpu that has no gmc_v10_0_get_vm_pte
+# (tests/modules/harness/rdna1_fake_amdgpu.c): rdna1_mtype cannot arm and says so in arm_error
+# (status shows it), whether that amdgpu was there first or came later; "waiting" is only for
+# no amdgpu at all.
+# kernels: test debian
 mtype_down
 if grep -q '^rdna1_mtype_harness ' /proc/modules; then rmmod rdna1_mtype_harness; fi
 if grep -q '^amdgpu ' /proc/modules; then modprobe -r amdgpu; fi

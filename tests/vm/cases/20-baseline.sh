@@ -1,5 +1,6 @@
 # Without rdna1_mtype the real function does what amdgpu's source says. In particular a CC
 # request gives CC: the rewrite tests below can fail.
+# kernels: test debian
 mtype_down
 harness_up
 baseline >/dev/null

@@ -4,6 +4,7 @@
 # - with the module's built-in layout (its default): requested WC/CC/UC on memory BOs (GTT, VRAM, userptr) and the UC amdgpu
 #   forces on coherent BOs become NC; uncached BOs (class not enabled by default), sg
 #   (KFD doorbell/MMIO-remap) and doorbell-domain BOs stay as amdgpu made them.
+# kernels: test debian
 mtype_down
 harness_up
 baseline >/dev/null

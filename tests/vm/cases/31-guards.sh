@@ -7,6 +7,7 @@
 #   PTE flags only on the caller's stack. The same call with the flags in kmalloc'd memory keeps
 #   amdgpu's result and counts as rejected. Without the guard, the heap call comes back NC.
 # must-pass
+# kernels: test debian
 mtype_down
 harness_up
 insmod /opt/rdna1/rdna1_mtype_decoy.ko

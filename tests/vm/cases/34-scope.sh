@@ -1,5 +1,6 @@
 # Device scope, through real pci_dev objects behind adev: only in-scope AMD devices are
 # rewritten; out-of-scope, non-AMD and unidentifiable devices never are.
+# kernels: test debian
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce

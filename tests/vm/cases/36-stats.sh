@@ -1,4 +1,5 @@
 # Per-device stats count exactly the calls made, by outcome.
+# kernels: test debian
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce bo_layout=none

@@ -1,4 +1,5 @@
 # mode=off, at load or switched at runtime, is identical to no module at all.
+# kernels: test debian
 mtype_down
 harness_up
 baseline >/dev/null

@@ -1,4 +1,5 @@
 # amdgpu unloaded under rdna1_mtype disarms it; amdgpu loaded again re-arms it.
+# kernels: test debian
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce

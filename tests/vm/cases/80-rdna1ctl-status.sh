@@ -1,4 +1,5 @@
 # rdna1ctl status reports what the module and the machine really are.
+# kernels: test debian
 mtype_down
 out=$(rdna1ctl status)
 echo "$out" | grep -q 'rdna1_mtype is not loaded' || fail "not-loaded: $out"

@@ -1,6 +1,7 @@
 # rdna1ctl enable/disable/set/apply/events against the real module: each prints the policy the
 # module reads back, bad input is refused before anything is sent (exit 2 for the command
 # line, 1 for a bad config), non-root gets exit 4, and a missing module exit 5.
+# kernels: test debian
 mtype_down
 harness_up
 # as_nobody CMD...: runs CMD as uid/gid 65534 (busybox su needs a passwd entry).

@@ -2,6 +2,7 @@
 # kernel's /sys/kernel/btf/{vmlinux,amdgpu}; it must equal what the harness, compiled against
 # amdgpu's headers, knows (offsetof/sizeof); --apply gives it to the module, which then
 # classifies BOs.
+# kernels: test debian
 mtype_down
 harness_up
 if [ ! -e /sys/kernel/btf/amdgpu ]; then

@@ -2,6 +2,7 @@
 # module BTF (Debian's kernel) the verdict is read from it, and the offsets it derives equal
 # what the harness, compiled against amdgpu's headers, knows; without (the test kernel, no
 # BTF) it rests on the release whose source was verified. Either way: hookable, exit 0.
+# kernels: test debian
 mtype_down
 harness_up
 rc=0

@@ -3,6 +3,7 @@
 # tests/debian/run.sh built a second copy, rdna1_mtype_stale.ko, with another id (an amdgpu
 # replaced after the build). Both ways of reading the loaded amdgpu's BTF are checked: from
 # /sys/kernel/btf/amdgpu (amdgpu already live) and from amdgpu's own .BTF while it is coming.
+# kernels: test debian
 [ -e /opt/rdna1/rdna1_mtype_stale.ko ] ||
 	{ echo "no module built with a BTF id here (a kernel without module BTF)"; exit 4; }
 stale_refused() { # WHEN

@@ -19,7 +19,7 @@ echo '{"ok": true, "stage": "done", "device": "none (VM stand-in)"}'
 WL
 cd /tmp
 rc=0
-WORKLOAD="sh /tmp/workload.sh" sh /opt/rdna1/hardware/field-kit.sh /tmp/report.tar.gz >/tmp/kit.out 2>&1 || rc=$?
+WORKLOAD="sh /tmp/workload.sh" sh /opt/rdna1/dist/field-kit/field-kit.sh /tmp/report.tar.gz >/tmp/kit.out 2>&1 || rc=$?
 [ "$rc" = 0 ] || fail "kit exit $rc: $(cat /tmp/kit.out)"
 eq "$(cat $PARAMS/mode)" audit "mode restored"
 rm -rf /tmp/rdna1-field-report

@@ -7,9 +7,10 @@
 # then kselftest's "# Totals:" line and the plain "N passed, N failed, N skipped" the host reads.
 # A case exits 0 (pass), 4 (skip, kselftest's KSFT_SKIP: the kernel lacks what it needs, and it
 # says what) or anything else (fail).
-# Case headers declare what a case needs (read here and by tests/run.sh):
+# Case headers declare what a case needs (read here, and on the host by tests/vm/cases-with.sh):
 #   # needs: cpus=2   skipped with fewer online CPUs (make test runs those cases in a second boot)
 #   # must-pass       under rdna1.strict=1 (make test) a skip counts as a failure
+#   # kernels: test debian   the kernels make test boots it on (host only; without it: test)
 # RDNA1_CASES (kernel command line rdna1.cases=10,80): only the cases with these number prefixes.
 KSFT_SKIP=4
 cases=""

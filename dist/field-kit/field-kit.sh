@@ -1,6 +1,6 @@
 #!/bin/sh
 # rdna1-mtype field kit: one command for RDNA1 owners, one report file for the bug.
-#   sudo tests/hardware/field-kit.sh [REPORT.tar.gz]
+#   sudo dist/field-kit/field-kit.sh [REPORT.tar.gz]
 # Records `rdna1ctl doctor` and `status`, then runs the workload (a PyTorch Conv2d forward +
 # backward on the GPU: conv2d.py) twice, with the policy off and then enforce, each while
 # `rdna1ctl verify` watches the live PTE updates, and puts everything in one .tar.gz. The

@@ -3,7 +3,7 @@
 # device here): it records doctor and status, fails cleanly when it cannot set the policy
 # (exit 1, saying why), still writes the one report file, and never runs the workload then.
 # The whole path with the real module, verify and a workload runs in the VM (case 98).
-# usage: tests/hardware/test-kit.sh RDNA1CTL_BINARY
+# usage: tests/field-kit/run.sh RDNA1CTL_BINARY
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$1
@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 die() { echo "field kit test: $*" >&2; exit 1; }
 rc=0
 (cd "$tmp" && RDNA1CTL=$bin RDNA1CTL_ROOT=$top/tests/fixtures/rdna1-enforce \
-	WORKLOAD="touch $tmp/workload-ran" sh "$top/tests/hardware/field-kit.sh" report.tar.gz) \
+	WORKLOAD="touch $tmp/workload-ran" sh "$top/dist/field-kit/field-kit.sh" report.tar.gz) \
 	>"$tmp/out" 2>&1 || rc=$?
 [ "$rc" = 1 ] || die "exit $rc, want 1 (no control device): $(cat "$tmp/out")"
 [ -s "$tmp/report.tar.gz" ] || die "no report file: $(cat "$tmp/out")"
