@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn shipped_default_config_is_valid() {
-        let text = include_str!("../../config/config.toml");
+        let text = include_str!("../../dist/config/config.toml");
         let a = p(text).unwrap();
         assert_eq!(a.policy.mode, Mode::Enforce);
         assert_eq!(a.policy.scope, Scope::Rdna1);
