@@ -120,12 +120,14 @@ impl fmt::Display for Scope {
 /// [`BoClass::CoherentSg`] and [`BoClass::Unknown`] can never be added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Classes {
-    /// COHERENT / EXT_COHERENT memory BOs, whose UC amdgpu forces (on by default).
+    /// COHERENT / EXT_COHERENT memory BOs, whose UC amdgpu forces, and coherent SVM ranges,
+    /// whose UC KFD requests (on by default).
     pub coherent: bool,
     /// UNCACHED memory BOs, whose UC amdgpu forces (off by default).
     pub uncached: bool,
-    /// Mappings that *request* UC (`AMDGPU_VM_MTYPE_UC`) on memory BOs or without a BO: Mesa's
-    /// GL2_BYPASS buffers, amdgpu's seq64 (off by default: whoever asks for UC means it).
+    /// Mappings of memory BOs that *request* UC (`AMDGPU_VM_MTYPE_UC`): Mesa's GL2_BYPASS
+    /// buffers (off by default: whoever asks for UC means it). A UC request without a BO is a
+    /// coherent KFD SVM range and follows `coherent`.
     pub uc_request: bool,
 }
 
@@ -339,7 +341,12 @@ pub fn decide(policy: &Policy, call: &Call, bo: impl FnOnce() -> BoClass) -> Dec
         BoClass::Never | BoClass::Kernel => return Decision::Keep(Skip::NeverClass),
         BoClass::CoherentSg => return Decision::Keep(Skip::CoherentSg),
         BoClass::None | BoClass::Memory if !requested => return Decision::Keep(Skip::NotRequested),
-        BoClass::None | BoClass::Memory if uc && !policy.classes.uc_request => {
+        // No BO is a KFD SVM range: on gfx10 KFD requests UC exactly for coherent ranges
+        // (kfd_svm.c, svm_range_get_pte_flags), so they follow the coherent class.
+        BoClass::None if uc && !policy.classes.coherent => {
+            return Decision::Keep(Skip::ClassNotEnabled)
+        }
+        BoClass::Memory if uc && !policy.classes.uc_request => {
             return Decision::Keep(Skip::ClassNotEnabled)
         }
         BoClass::None | BoClass::Memory => {}
@@ -543,8 +550,8 @@ mod tests {
                 let c = call_on(req, bo);
                 let want = if asks_nc {
                     Decision::Keep(Skip::AlreadyNc)
-                } else if matches!(req.gfx10_pte_mtype(), Mtype::Uc) {
-                    // Whoever asks for UC (Mesa's GL2_BYPASS, seq64) keeps it by default.
+                } else if matches!(req.gfx10_pte_mtype(), Mtype::Uc) && bo == BoClass::Memory {
+                    // Whoever asks for UC on a BO (Mesa's GL2_BYPASS) keeps it by default.
                     Decision::Keep(Skip::ClassNotEnabled)
                 } else {
                     nc(&c)
@@ -672,14 +679,17 @@ mod tests {
     }
 
     #[test]
-    fn uc_requests_are_kept_unless_the_class_is_on() {
-        for bo in [BoClass::None, BoClass::Memory] {
-            let c = call_on(VmMtype::Uc, bo);
-            assert_eq!(enforce(&c), Decision::Keep(Skip::ClassNotEnabled), "{bo:?}");
-            let mut p = policy(Mode::Enforce);
-            p.classes.uc_request = true;
-            assert_eq!(decide(&p, &c), nc(&c), "{bo:?}");
-        }
+    fn uc_requests_are_kept_unless_their_class_is_on() {
+        let c = call_on(VmMtype::Uc, BoClass::Memory);
+        assert_eq!(enforce(&c), Decision::Keep(Skip::ClassNotEnabled));
+        let mut p = policy(Mode::Enforce);
+        p.classes.uc_request = true;
+        assert_eq!(decide(&p, &c), nc(&c));
+        // A coherent SVM range (no BO): the coherent class, on by default.
+        let svm = call_on(VmMtype::Uc, BoClass::None);
+        assert_eq!(enforce(&svm), nc(&svm));
+        p.classes = Classes::parse(b"uc_request").unwrap();
+        assert_eq!(decide(&p, &svm), Decision::Keep(Skip::ClassNotEnabled));
     }
 
     #[test]
