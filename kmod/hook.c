@@ -81,6 +81,19 @@ const u32 rdna1_builtin_bo_layout[4] = {
 #endif
 
 /*
+ * Where amdgpu_vm.is_compute_context is: from the target amdgpu's BTF (kmod/dkms-make.sh),
+ * else, for the releases built without BTF (7.2, 7.3: RDNA1_KERNEL_RANGE), the copy
+ * (amdgpu_vm_layout.h). A BTF build that did not get the offset has none: the VM kind is
+ * unknown, not guessed from a copy nobody checked against that kernel. (Before the default of
+ * RDNA1_AMDGPU_BTF_ID below: here it is defined only by a BTF build.)
+ */
+#if defined(RDNA1_BTF_VM_COMPUTE)
+#define RDNA1_VM_COMPUTE_OFFSET ((size_t)(RDNA1_BTF_VM_COMPUTE))
+#elif !defined(RDNA1_AMDGPU_BTF_ID)
+#define RDNA1_VM_COMPUTE_OFFSET offsetof(struct rdna1_amdgpu_vm_7_2, is_compute_context)
+#endif
+
+/*
  * The id (shared/src/btf_id.rs) of the amdgpu BTF the DKMS build checked the contract on; 0
  * when it had none to check (a kernel without module BTF, or one not installed there): then
  * the release range above is the only contract, and no id is compared.
@@ -92,18 +105,6 @@ const u32 rdna1_builtin_bo_layout[4] = {
 #define RDNA1_AMDGPU_BTF_ID 0
 #endif
 static const u64 rdna1_amdgpu_btf_id = RDNA1_AMDGPU_BTF_ID;
-
-/*
- * Where amdgpu_vm.is_compute_context is: from the target amdgpu's BTF (kmod/dkms-make.sh),
- * else, for the releases built without BTF (7.2, 7.3: RDNA1_KERNEL_RANGE), the copy
- * (amdgpu_vm_layout.h). A BTF build that did not get the offset has none: the VM kind is
- * unknown, not guessed from a copy nobody checked against that kernel.
- */
-#if defined(RDNA1_BTF_VM_COMPUTE)
-#define RDNA1_VM_COMPUTE_OFFSET ((size_t)(RDNA1_BTF_VM_COMPUTE))
-#elif !defined(RDNA1_AMDGPU_BTF_ID)
-#define RDNA1_VM_COMPUTE_OFFSET offsetof(struct rdna1_amdgpu_vm_7_2, is_compute_context)
-#endif
 
 /* What the entry handler saves for the exit handler, per call. */
 struct rdna1_entry_data {
