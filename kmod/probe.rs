@@ -61,7 +61,8 @@ impl Drop for Hook {
 /// # Safety
 ///
 /// `call` is valid; `call.flags` is the function's `u64 *flags` argument, called from its
-/// return probe: null or valid for reads and writes, and not accessed concurrently.
+/// return probe: null or valid for reads and writes, and not accessed concurrently;
+/// `call.bo` is its `bo` argument (null or a live `struct amdgpu_bo`, see [`bo_class`]).
 #[unsafe(no_mangle)]
 unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
     // SAFETY: per this function's contract.
