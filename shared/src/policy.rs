@@ -335,7 +335,6 @@ pub fn decide(policy: &Policy, call: &Call, bo: impl FnOnce() -> BoClass) -> Dec
     let requested = VmMtype::from_vm_flags(call.vm_flags).gfx10_pte_mtype() as u8 == now as u8;
     // amdgpu forces UC on coherent and uncached BOs, whatever the request.
     let uc = matches!(now, Mtype::Uc);
-    let forced_uc = uc;
     match bo() {
         BoClass::Unknown => return Decision::Keep(Skip::LayoutUnknown),
         BoClass::Never | BoClass::Kernel => return Decision::Keep(Skip::NeverClass),
@@ -350,7 +349,7 @@ pub fn decide(policy: &Policy, call: &Call, bo: impl FnOnce() -> BoClass) -> Dec
             return Decision::Keep(Skip::ClassNotEnabled)
         }
         BoClass::None | BoClass::Memory => {}
-        BoClass::Coherent | BoClass::Uncached if !forced_uc => {
+        BoClass::Coherent | BoClass::Uncached if !uc => {
             return Decision::Keep(Skip::NotRequested)
         }
         BoClass::Coherent if !policy.classes.coherent => {
