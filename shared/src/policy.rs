@@ -349,9 +349,7 @@ pub fn decide(policy: &Policy, call: &Call, bo: impl FnOnce() -> BoClass) -> Dec
             return Decision::Keep(Skip::ClassNotEnabled)
         }
         BoClass::None | BoClass::Memory => {}
-        BoClass::Coherent | BoClass::Uncached if !uc => {
-            return Decision::Keep(Skip::NotRequested)
-        }
+        BoClass::Coherent | BoClass::Uncached if !uc => return Decision::Keep(Skip::NotRequested),
         BoClass::Coherent if !policy.classes.coherent => {
             return Decision::Keep(Skip::ClassNotEnabled)
         }
