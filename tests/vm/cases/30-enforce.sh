@@ -1,10 +1,11 @@
 # mode=enforce in a compute VM (KFD's), every request x BO kind, other bits always identical
 # to amdgpu's:
-# - no amdgpu_bo layout (bo_layout=none): only mappings without a BO (KFD SVM) that request WC
-#   or CC are rewritten; any BO might be a doorbell, so none is touched;
+# - no amdgpu_bo layout (bo_layout=none): only mappings without a BO (KFD SVM) that request WC,
+#   CC or UC (KFD's coherent SVM ranges: class coherent) are rewritten; any BO might be a
+#   doorbell, so none is touched;
 # - with the module's built-in layout (its default): requested WC/CC on memory BOs (GTT, VRAM,
 #   userptr) and the UC amdgpu forces on coherent BOs (hipHostMalloc) become NC; a requested
-#   UC (Mesa's GL2_BYPASS, seq64) is kept unless classes has uc_request; uncached BOs (class
+#   UC on a BO (Mesa's GL2_BYPASS, seq64) is kept unless classes has uc_request; uncached BOs (class
 #   not enabled by default), sg (KFD doorbell/MMIO-remap), KFD's coherent sg attachments,
 #   doorbell-domain BOs and amdgpu's kernel BOs (seq64) stay as amdgpu made them.
 # The built-in amdgpu_vm copy reads is_compute_context right: the compute VM is rewritten
@@ -23,8 +24,9 @@ check_table() { # FILE WITH_LAYOUT(yes/no); both tables list the same calls in t
 		want=same
 		case "$((($before >> 48) & 7)):$b:$2" in
 		0:*) ;;
-		# A requested UC on memory (or no BO) is kept: classes has no uc_request.
-		3:none:* | 3:plain:yes | 3:vram:yes | 3:userptr:yes) ;;
+		# A requested UC on a memory BO is kept: classes has no uc_request. Without a BO
+		# it is a coherent SVM range: class coherent, rewritten (below).
+		3:plain:yes | 3:vram:yes | 3:userptr:yes) ;;
 		*:none:*) want=NC ;;
 		*:plain:yes | *:vram:yes | *:userptr:yes | *:coherent:yes | *:ext_coherent:yes) want=NC ;;
 		esac
@@ -39,7 +41,7 @@ check_table() { # FILE WITH_LAYOUT(yes/no); both tables list the same calls in t
 	echo $n
 }
 table >/tmp/enforce-nolayout
-eq "$(check_table /tmp/enforce-nolayout no)" 2 "rewritten without layout"
+eq "$(check_table /tmp/enforce-nolayout no)" 3 "rewritten without layout"
 # The built-in layout (a copy of amdgpu_bo compiled against this kernel's headers) equals
 # offsetof() from amdgpu's own header, and classifies the real BOs below.
 echo builtin >$PARAMS/bo_layout
@@ -47,8 +49,8 @@ eq "$(cat $PARAMS/bo_layout)" "$(cat /sys/kernel/debug/rdna1_mtype_harness/layou
 eq "$(cat $PARAMS/bo_layout_source)" builtin "layout source"
 eq "$(cat $PARAMS/bo_layout_status)" ok "layout status"
 table >/tmp/enforce-layout
-# none/plain/vram/userptr x WC/CC = 8, coherent/ext_coherent x 6 requests = 12
-eq "$(check_table /tmp/enforce-layout yes)" 20 "rewritten with layout"
+# none x WC/CC/UC = 3, plain/vram/userptr x WC/CC = 6, coherent/ext_coherent x 6 requests = 12
+eq "$(check_table /tmp/enforce-layout yes)" 21 "rewritten with layout"
 # A graphics VM under the default vm_scope=compute: amdgpu's own result everywhere.
 eq "$(cat $PARAMS/vm_scope)" compute "default vm_scope"
 table rdna1 graphics >/tmp/enforce-graphics

@@ -10,7 +10,8 @@ layout_set
 call "$REQ_CC" none "$IN" >/dev/null                  # rewritten_cc
 call "$REQ_CC" plain "$IN" >/dev/null                 # rewritten_cc
 call "$REQ_WC" none "$IN" >/dev/null                  # rewritten_wc
-call "$REQ_UC" none "$IN" >/dev/null                  # class_not_enabled (no uc_request)
+call "$REQ_UC" plain "$IN" >/dev/null                 # class_not_enabled (no uc_request)
+call "$REQ_UC" none "$IN" >/dev/null                  # rewritten_uc (coherent SVM range)
 call "$REQ_DEFAULT" coherent "$IN" >/dev/null         # rewritten_uc
 call "$REQ_DEFAULT" none "$IN" >/dev/null             # already_nc
 call "$REQ_DEFAULT" sg_coherent "$IN" >/dev/null      # coherent_sg
@@ -29,11 +30,11 @@ call "$REQ_CC" none "$IN" >/dev/null                  # would_rewrite_cc
 echo off >$PARAMS/mode
 call "$REQ_WC" none "$IN" >/dev/null                  # mode_off
 D=0000:03:00.0
-eq "$(stat $D calls)" 18 "calls"
+eq "$(stat $D calls)" 19 "calls"
 eq "$(stat $D skip_layout_unknown)" 1 skip_layout_unknown
 eq "$(stat $D rewritten_cc)" 2 rewritten_cc
 eq "$(stat $D rewritten_wc)" 1 rewritten_wc
-eq "$(stat $D rewritten_uc)" 1 rewritten_uc
+eq "$(stat $D rewritten_uc)" 2 rewritten_uc
 eq "$(stat $D skip_already_nc)" 1 skip_already_nc
 eq "$(stat $D skip_never_class)" 2 skip_never_class
 eq "$(stat $D skip_class_not_enabled)" 2 skip_class_not_enabled

@@ -19,9 +19,9 @@ call "$REQ_DEFAULT" none "$IN" >/dev/null     # already NC: counted, not logged
 call "$REQ_CC" plain "$IN" rdna1 stack graphics >/dev/null   # graphics VM: counted, not logged
 call "$REQ_CC" none 0x66 >/dev/null           # not a valid page (an unmap): counted, not logged
 ev=$(rdna1ctl events)
-echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +CC +CC +NC +none +rewrite$" >/dev/null || fail "CC event: $ev"
-echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +DEFAULT +UC +NC +uncached +rewrite$" >/dev/null || fail "uncached event: $ev"
-echo "$ev" | grep -E " 0000:04:00.0 1002:73bf +CC +UC +UC +coherent_sg +keep:coherent_sg$" >/dev/null || fail "coherent sg event: $ev"
+echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +compute +CC +CC +NC +none +rewrite$" >/dev/null || fail "CC event: $ev"
+echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +compute +DEFAULT +UC +NC +uncached +rewrite$" >/dev/null || fail "uncached event: $ev"
+echo "$ev" | grep -E " 0000:04:00.0 1002:73bf +compute +CC +UC +UC +coherent_sg +keep:coherent_sg$" >/dev/null || fail "coherent sg event: $ev"
 eq "$(echo "$ev" | grep -c ' sh ')" 3 "logged events (already-NC, graphics VM and unmap calls not logged)"
 echo "$ev" | tail -n 1 | grep -q '^3 events logged since load; 0 lost$' || fail "summary: $ev"
 st=$(rdna1ctl status)
