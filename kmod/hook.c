@@ -556,7 +556,7 @@ MODULE_PARM_DESC(mode, "off (pass through), audit (count what enforce would do) 
 module_param_cb(scope, &rdna1_policy_ops, (void *)RDNA1_FIELD_SCOPE, 0644);
 MODULE_PARM_DESC(scope, "rdna1 (default), gfx10, or up to 8 PCI addresses: 0000:03:00.0,...");
 module_param_cb(classes, &rdna1_policy_ops, (void *)RDNA1_FIELD_CLASSES, 0644);
-MODULE_PARM_DESC(classes, "what UC is rewritten, a list of: coherent (BOs created coherent; default), uncached (BOs created uncached), uc_request (mappings that request UC); or none");
+MODULE_PARM_DESC(classes, "what UC is rewritten, a list of: coherent (BOs created coherent; default), uncached (BOs created uncached), uc_request (memory BOs whose mapping requests UC); or none");
 module_param_cb(vm_scope, &rdna1_policy_ops, (void *)RDNA1_FIELD_VM_SCOPE, 0644);
 MODULE_PARM_DESC(vm_scope, "compute (default: only VMs KFD acquired, ROCm/HIP) or all (graphics clients too)");
 module_param_cb(bo_layout, &rdna1_policy_ops, (void *)RDNA1_FIELD_BO_LAYOUT, 0644);
