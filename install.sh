@@ -33,7 +33,7 @@ files() {
 	# The DKMS source tree: what kmod/Kbuild compiles, and the version it reads.
 	echo "dkms.conf $src/dkms.conf 644"
 	echo "Cargo.toml $src/Cargo.toml 644"
-	for f in Kbuild Makefile dkms-make.sh dkms-rust-metadata.sh hook.c hook.h amdgpu_bo_layout.h; do
+	for f in Kbuild Makefile dkms-make.sh dkms-rust-metadata.sh hook.c hook.h amdgpu_bo_layout.h amdgpu_vm_layout.h; do
 		echo "kmod/$f $src/kmod/$f 644"
 	done
 	# The crate: its root and every module next to it.

@@ -6,6 +6,10 @@
 //! `version` fields, and every value; `SET_POLICY` also needs CAP_SYS_ADMIN. Errors: unknown
 //! command `-ENOTTY`, bad size/version/value `-EINVAL`, not privileged `-EPERM`, bad user
 //! pointer `-EFAULT`, no such stats entry `-ENOENT`.
+//!
+//! Version 1 callers are still answered: `GET_POLICY` / `SET_POLICY` with version 1's struct
+//! (`PolicyArgV1`, its own request codes), `GET_STATS` and `READ_EVENTS` with version 1 in
+//! their header (their structs did not change).
 
 use kernel::fs::File;
 use kernel::ioctl::{_IOC_NR, _IOC_SIZE, _IOC_TYPE};
@@ -15,7 +19,8 @@ use kernel::transmute::{AsBytes, FromBytes};
 use kernel::uaccess::{UserPtr, UserSlice, UserSliceReader, UserSliceWriter};
 
 use crate::abi::{
-    self, check_header, Event, EventsArg, PolicyArg, StatsArg, VersionArg, ABI_VERSION,
+    self, check_header, check_header_since, Event, EventsArg, PolicyArg, PolicyArgV1, StatsArg,
+    VersionArg, ABI_VERSION, ABI_VERSION_MIN,
 };
 use crate::{events, ffi, state, stats};
 
@@ -28,6 +33,10 @@ unsafe impl AsBytes for VersionArg {}
 unsafe impl FromBytes for PolicyArg {}
 // SAFETY: see above.
 unsafe impl AsBytes for PolicyArg {}
+// SAFETY: see above.
+unsafe impl FromBytes for PolicyArgV1 {}
+// SAFETY: see above.
+unsafe impl AsBytes for PolicyArgV1 {}
 // SAFETY: see above.
 unsafe impl FromBytes for StatsArg {}
 // SAFETY: see above.
@@ -63,18 +72,19 @@ impl MiscDevice for Control {
             return Err(ENOTTY);
         }
         let (nr, size) = (_IOC_NR(cmd), _IOC_SIZE(cmd));
-        let (want, handler): (u32, Handler) = match nr {
-            abi::NR_GET_VERSION => (abi::IOC_GET_VERSION, get_version),
-            abi::NR_GET_POLICY => (abi::IOC_GET_POLICY, get_policy),
-            abi::NR_SET_POLICY => (abi::IOC_SET_POLICY, set_policy),
-            abi::NR_GET_STATS => (abi::IOC_GET_STATS, get_stats),
-            abi::NR_READ_EVENTS => (abi::IOC_READ_EVENTS, read_events),
+        let handler: Handler = match cmd {
+            abi::IOC_GET_VERSION => get_version,
+            abi::IOC_GET_POLICY => get_policy,
+            abi::IOC_GET_POLICY_V1 => get_policy_v1,
+            abi::IOC_SET_POLICY => set_policy,
+            abi::IOC_SET_POLICY_V1 => set_policy_v1,
+            abi::IOC_GET_STATS => get_stats,
+            abi::IOC_READ_EVENTS => read_events,
+            // A known command with another struct size or direction (a caller of a version
+            // this module does not answer): refuse, not guess.
+            _ if nr <= abi::NR_READ_EVENTS => return Err(EINVAL),
             _ => return Err(ENOTTY),
         };
-        // Same command with another struct size (an older or newer caller): refuse, not guess.
-        if cmd != want {
-            return Err(EINVAL);
-        }
         let (reader, writer) = UserSlice::new(UserPtr::from_addr(arg), size).reader_writer();
         handler(reader, writer)?;
         Ok(0)
@@ -99,22 +109,52 @@ fn get_policy(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Resul
     writer.write(&PolicyArg::from_policy(&state::current().policy))
 }
 
-/// `SET_POLICY` (CAP_SYS_ADMIN): the whole policy, in one step.
-fn set_policy(mut reader: UserSliceReader, _writer: UserSliceWriter) -> Result {
+/// `GET_POLICY` of a version 1 caller: what version 1 can express of the policy in force.
+fn get_policy_v1(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result {
+    let a: PolicyArgV1 = reader.read()?;
+    check_v1(&a)?;
+    writer.write(&PolicyArgV1::from_policy(&state::current().policy))
+}
+
+/// A version 1 struct says version 1.
+fn check_v1(a: &PolicyArgV1) -> Result {
+    check_header_since::<PolicyArgV1>(a.size, a.version, ABI_VERSION_MIN).map_err(einval)?;
+    if a.version != 1 {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
+
+/// Whether the caller may change the policy.
+fn may_set() -> Result {
     // SAFETY: `capable` only reads the current task's credentials.
     if !unsafe { kernel::bindings::capable(kernel::bindings::CAP_SYS_ADMIN as i32) } {
         return Err(EPERM);
     }
+    Ok(())
+}
+
+/// `SET_POLICY` (CAP_SYS_ADMIN): the whole policy, in one step.
+fn set_policy(mut reader: UserSliceReader, _writer: UserSliceWriter) -> Result {
+    may_set()?;
     let a: PolicyArg = reader.read()?;
     let policy = a.to_policy().map_err(einval)?;
-    state::set_policy(policy);
-    Ok(())
+    state::update_policy(|_| Ok(policy))
+}
+
+/// `SET_POLICY` of a version 1 caller (CAP_SYS_ADMIN): what it can express, in one step; the
+/// VM scope and `uc_request` keep their values.
+fn set_policy_v1(mut reader: UserSliceReader, _writer: UserSliceWriter) -> Result {
+    may_set()?;
+    let a: PolicyArgV1 = reader.read()?;
+    check_v1(&a)?;
+    state::update_policy(|current| a.apply_to(current).map_err(einval))
 }
 
 /// `GET_STATS`: the `index`-th counter set in use.
 fn get_stats(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result {
     let mut a: StatsArg = reader.read()?;
-    check_header::<StatsArg>(a.size, a.version).map_err(einval)?;
+    check_header_since::<StatsArg>(a.size, a.version, ABI_VERSION_MIN).map_err(einval)?;
     if !stats::fill(&mut a) {
         return Err(ENOENT);
     }
@@ -124,7 +164,7 @@ fn get_stats(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result
 /// `READ_EVENTS`: up to `capacity` events from `cursor` on, to the user buffer `buf`.
 fn read_events(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result {
     let mut a: EventsArg = reader.read()?;
-    check_header::<EventsArg>(a.size, a.version).map_err(einval)?;
+    check_header_since::<EventsArg>(a.size, a.version, ABI_VERSION_MIN).map_err(einval)?;
     if a.capacity > abi::MAX_EVENTS_PER_READ {
         return Err(EINVAL);
     }

@@ -4,9 +4,10 @@
 //!
 //! Readers keep their own cursor (a sequence number), so several can read independently and a
 //! reader learns how many events were overwritten before it read them (`dropped`): nothing is
-//! lost silently. Calls that were already NC, made in mode `off`, or for a device out of scope are
-//! counted in the stats but not logged: the ring holds what matters, and a busy GPU outside the
-//! scope never takes its lock.
+//! lost silently. Calls that were already NC, made in mode `off`, for a device out of scope, in a
+//! VM out of the VM scope, or for no valid page (every unmap) are counted in the stats but not
+//! logged: the ring holds what matters, and neither a busy GPU outside the scope nor a desktop's
+//! graphics VMs take its lock.
 
 use kernel::prelude::*;
 
@@ -39,7 +40,8 @@ impl Ring {
                 action: 0,
                 skip: 0,
                 dev_known: 0,
-                reserved: [0; 2],
+                vm_kind: 0,
+                reserved: 0,
             }; RING],
             next: 0,
         }

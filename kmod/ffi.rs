@@ -31,6 +31,8 @@ pub(crate) struct PteCall {
     pub(crate) dev_device: u16,
     /// Non-zero if the `dev_*` fields are valid (adev passed hook.c's layout check).
     pub(crate) dev_known: u8,
+    /// `VmKind as u8`: from the `vm` argument's `is_compute_context`, or unknown.
+    pub(crate) vm_kind: u8,
 }
 
 // The same numbers as hook.h's static_asserts.
@@ -43,7 +45,25 @@ const _: () = {
     assert!(offset_of!(PteCall, dev_vendor) == 24);
     assert!(offset_of!(PteCall, dev_device) == 26);
     assert!(offset_of!(PteCall, dev_known) == 28);
+    assert!(offset_of!(PteCall, vm_kind) == 29);
 };
+
+// hook.h's RDNA1_VM_* are `VmKind`'s values.
+const _: () = {
+    assert!(crate::policy::VmKind::Graphics as u32 == 0);
+    assert!(crate::policy::VmKind::Compute as u32 == 1);
+    assert!(crate::policy::VmKind::Unknown as u32 == 2);
+};
+
+/// `enum rdna1_bad_bo` of hook.h: which invariant a BO broke (hook.c words it in the log).
+#[derive(Clone, Copy)]
+#[repr(u32)]
+pub(crate) enum BadBo {
+    TtmType = 0,
+    Flags = 1,
+    NoDomain = 2,
+    Domain = 3,
+}
 
 /// `enum rdna1_policy_field` of hook.h: which parameter a store or show is for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -56,6 +76,7 @@ pub(crate) enum Field {
     BoLayoutStatus,
     /// Read-only.
     BoLayoutSource,
+    VmScope,
 }
 
 impl Field {
@@ -68,6 +89,7 @@ impl Field {
             3 => Field::BoLayout,
             4 => Field::BoLayoutStatus,
             5 => Field::BoLayoutSource,
+            6 => Field::VmScope,
             _ => return None,
         })
     }
@@ -86,6 +108,7 @@ mod c {
         pub(super) fn rdna1_mtype_hook_exit();
         pub(super) fn rdna1_mtype_policy_lock();
         pub(super) fn rdna1_mtype_policy_unlock();
+        pub(super) fn rdna1_mtype_report_bad_bo(why: u32);
     }
 }
 
@@ -124,6 +147,13 @@ pub(crate) fn version() -> [u8; 24] {
 pub(crate) fn check_kernel() -> Result {
     // SAFETY: reads constants and logs; callable from any process context.
     kernel::error::to_result(unsafe { c::rdna1_mtype_check_kernel() })
+}
+
+/// Logs, rate-limited, that a BO broke an invariant (`why`) and is unknown for this call.
+/// Any context but NMI (the probe handler calls it).
+pub(crate) fn report_bad_bo(why: BadBo) {
+    // SAFETY: a pr_warn_ratelimited() of a constant string picked by `why`.
+    unsafe { c::rdna1_mtype_report_bad_bo(why as u32) };
 }
 
 /// Registers the module notifier and arms the probe on amdgpu, now or when it loads.

@@ -4,12 +4,14 @@
  * abstraction for:
  *  - an fprobe on amdgpu's gmc_v10_0_get_vm_pte (entry saves the arguments, exit hands the
  *    computed PTE flags and the device to Rust),
- *  - reading the device from amdgpu's adev (struct layout, with a runtime check),
+ *  - reading the device from amdgpu's adev (struct layout, with a runtime check), and the
+ *    kind of VM from amdgpu_vm.is_compute_context (offset from BTF or a checked copy),
  *  - a module notifier that arms the probe when amdgpu arrives and disarms it when it goes,
  *    after checking it is amdgpu's own function in the amdgpu build the DKMS build checked
  *    (struct module and sysfs, which the crate does not reach),
  *  - string module parameters writable at runtime (Rust params are integer and read-only):
- *    "mode" and "scope", and the read-only "armed" and "stats".
+ *    "mode", "scope", "classes", "vm_scope", "bo_layout", and the read-only "armed" and
+ *    "stats".
  * Every decision is made in Rust (probe.rs, params.rs); this file only moves data.
  */
 
@@ -33,6 +35,7 @@
 #include <drm/ttm/ttm_bo.h>
 
 #include "amdgpu_bo_layout.h"
+#include "amdgpu_vm_layout.h"
 #include "hook.h"
 
 #define HOOKED_MODULE "amdgpu"
@@ -78,6 +81,19 @@ const u32 rdna1_builtin_bo_layout[4] = {
 #endif
 
 /*
+ * Where amdgpu_vm.is_compute_context is: from the target amdgpu's BTF (kmod/dkms-make.sh),
+ * else, for the releases built without BTF (7.2, 7.3: RDNA1_KERNEL_RANGE), the copy
+ * (amdgpu_vm_layout.h). A BTF build that did not get the offset has none: the VM kind is
+ * unknown, not guessed from a copy nobody checked against that kernel. (Before the default of
+ * RDNA1_AMDGPU_BTF_ID below: here it is defined only by a BTF build.)
+ */
+#if defined(RDNA1_BTF_VM_COMPUTE)
+#define RDNA1_VM_COMPUTE_OFFSET ((size_t)(RDNA1_BTF_VM_COMPUTE))
+#elif !defined(RDNA1_AMDGPU_BTF_ID)
+#define RDNA1_VM_COMPUTE_OFFSET offsetof(struct rdna1_amdgpu_vm_7_2, is_compute_context)
+#endif
+
+/*
  * The id (shared/src/btf_id.rs) of the amdgpu BTF the DKMS build checked the contract on; 0
  * when it had none to check (a kernel without module BTF, or one not installed there): then
  * the release range above is the only contract, and no id is compared.
@@ -93,6 +109,7 @@ static const u64 rdna1_amdgpu_btf_id = RDNA1_AMDGPU_BTF_ID;
 /* What the entry handler saves for the exit handler, per call. */
 struct rdna1_entry_data {
 	const void *adev;
+	const void *vm;
 	const void *bo;
 	u64 *flags;
 	u32 vm_flags;
@@ -130,6 +147,28 @@ static void rdna1_read_device(const void *adev, struct rdna1_pte_call *call)
 	call->dev_known = 1;
 }
 
+/*
+ * The kind of the VM at @vm, from its is_compute_context (a bool amdgpu sets when KFD
+ * acquires the VM, under the VM's reservation; a racing read sees the old or the new value).
+ * Read with copy_from_kernel_nofault(): the offset is trusted only as far as BTF or the
+ * checked copy go, so a bad one reads a wrong byte, never faults. A byte that is not a bool
+ * means the offset is wrong: unknown.
+ */
+static u8 rdna1_read_vm_kind(const void *vm)
+{
+#ifdef RDNA1_VM_COMPUTE_OFFSET
+	u8 v;
+
+	if (!vm || copy_from_kernel_nofault(&v, (const u8 *)vm + RDNA1_VM_COMPUTE_OFFSET, 1))
+		return RDNA1_VM_UNKNOWN;
+	if (v > 1)
+		return RDNA1_VM_UNKNOWN;
+	return v ? RDNA1_VM_COMPUTE : RDNA1_VM_GRAPHICS;
+#else
+	return RDNA1_VM_UNKNOWN;
+#endif
+}
+
 /* Calls rdna1_entry() refused because the flags pointer was not on the caller's stack. */
 static atomic_long_t rdna1_rejected = ATOMIC_LONG_INIT(0);
 
@@ -151,6 +190,7 @@ static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 	}
 	/* gmc_v10_0_get_vm_pte(adev, vm, bo, vm_flags, flags) */
 	e->adev = (const void *)ftrace_regs_get_argument(fregs, 0);
+	e->vm = (const void *)ftrace_regs_get_argument(fregs, 1);
 	e->bo = (const void *)ftrace_regs_get_argument(fregs, 2);
 	e->vm_flags = (u32)ftrace_regs_get_argument(fregs, 3);
 	e->flags = flags;
@@ -169,6 +209,7 @@ static void rdna1_exit(struct fprobe *fp, unsigned long entry_ip,
 	};
 
 	rdna1_read_device(e->adev, &call);
+	call.vm_kind = rdna1_read_vm_kind(e->vm);
 	rdna1_mtype_on_pte(&call);
 }
 
@@ -469,6 +510,19 @@ void rdna1_mtype_policy_unlock(void)
 	mutex_unlock(&rdna1_policy_lock);
 }
 
+void rdna1_mtype_report_bad_bo(u32 why)
+{
+	static const char * const invariant[] = {
+		[RDNA1_BAD_BO_TTM_TYPE] = "an unknown TTM type",
+		[RDNA1_BAD_BO_FLAGS] = "an unknown creation flag",
+		[RDNA1_BAD_BO_NO_DOMAIN] = "no preferred domain",
+		[RDNA1_BAD_BO_DOMAIN] = "an unknown domain",
+	};
+
+	pr_warn_ratelimited("an amdgpu_bo has %s: left as amdgpu mapped it (class unknown, this call only)\n",
+			    why < ARRAY_SIZE(invariant) ? invariant[why] : "?");
+}
+
 const char rdna1_mtype_version[24] = RDNA1_MTYPE_VERSION;
 
 static int rdna1_policy_set(const char *val, const struct kernel_param *kp)
@@ -502,11 +556,13 @@ MODULE_PARM_DESC(mode, "off (pass through), audit (count what enforce would do) 
 module_param_cb(scope, &rdna1_policy_ops, (void *)RDNA1_FIELD_SCOPE, 0644);
 MODULE_PARM_DESC(scope, "rdna1 (default), gfx10, or up to 8 PCI addresses: 0000:03:00.0,...");
 module_param_cb(classes, &rdna1_policy_ops, (void *)RDNA1_FIELD_CLASSES, 0644);
-MODULE_PARM_DESC(classes, "BO classes whose forced UC is rewritten: coherent (default), uncached, coherent,uncached or none");
+MODULE_PARM_DESC(classes, "what UC is rewritten, a list of: coherent (BOs created coherent; default), uncached (BOs created uncached), uc_request (memory BOs whose mapping requests UC); or none");
+module_param_cb(vm_scope, &rdna1_policy_ops, (void *)RDNA1_FIELD_VM_SCOPE, 0644);
+MODULE_PARM_DESC(vm_scope, "compute (default: only VMs KFD acquired, ROCm/HIP) or all (graphics clients too)");
 module_param_cb(bo_layout, &rdna1_policy_ops, (void *)RDNA1_FIELD_BO_LAYOUT, 0644);
 MODULE_PARM_DESC(bo_layout, "struct amdgpu_bo layout: size=N preferred_domains=N tbo=N flags=N (from BTF), builtin (default), or none");
 module_param_cb(bo_layout_status, &rdna1_policy_ops, (void *)RDNA1_FIELD_BO_LAYOUT_STATUS, 0444);
-MODULE_PARM_DESC(bo_layout_status, "unset, ok, or invalid (a BO read through it broke an invariant)");
+MODULE_PARM_DESC(bo_layout_status, "unset (BOs are not classified) or ok");
 module_param_cb(bo_layout_source, &rdna1_policy_ops, (void *)RDNA1_FIELD_BO_LAYOUT_SOURCE, 0444);
 MODULE_PARM_DESC(bo_layout_source, "builtin (the module's own, for Linux 7.2-7.3), set (written by root) or none");
 

@@ -19,6 +19,22 @@ struct rdna1_pte_call {
 	u16 dev_vendor;
 	u16 dev_device;
 	u8 dev_known;		/* dev_* valid: adev passed the layout check */
+	u8 vm_kind;		/* enum rdna1_vm_kind */
+};
+
+/* The kind of VM a mapping is in (`VmKind` of shared/src/policy.rs, asserted in ffi.rs). */
+enum rdna1_vm_kind {
+	RDNA1_VM_GRAPHICS = 0,	/* is_compute_context false */
+	RDNA1_VM_COMPUTE = 1,	/* is_compute_context true: KFD acquired the VM */
+	RDNA1_VM_UNKNOWN = 2,	/* no VM, no layout to read it with, or not a bool */
+};
+
+/* Which invariant a BO broke (`BadBo` in ffi.rs), for rdna1_mtype_report_bad_bo(). */
+enum rdna1_bad_bo {
+	RDNA1_BAD_BO_TTM_TYPE = 0,
+	RDNA1_BAD_BO_FLAGS = 1,
+	RDNA1_BAD_BO_NO_DOMAIN = 2,
+	RDNA1_BAD_BO_DOMAIN = 3,
 };
 
 static_assert(sizeof(struct rdna1_pte_call) == 32);
@@ -29,6 +45,7 @@ static_assert(offsetof(struct rdna1_pte_call, dev_addr) == 20);
 static_assert(offsetof(struct rdna1_pte_call, dev_vendor) == 24);
 static_assert(offsetof(struct rdna1_pte_call, dev_device) == 26);
 static_assert(offsetof(struct rdna1_pte_call, dev_known) == 28);
+static_assert(offsetof(struct rdna1_pte_call, vm_kind) == 29);
 
 /* Which policy field a parameter reads or writes (`Field` in ffi.rs). */
 enum rdna1_policy_field {
@@ -38,6 +55,7 @@ enum rdna1_policy_field {
 	RDNA1_FIELD_BO_LAYOUT = 3,
 	RDNA1_FIELD_BO_LAYOUT_STATUS = 4,	/* read-only */
 	RDNA1_FIELD_BO_LAYOUT_SOURCE = 5,	/* read-only */
+	RDNA1_FIELD_VM_SCOPE = 6,
 };
 
 /* From the kernel's public TTM header, for Rust (which has no binding for it). */
@@ -53,6 +71,8 @@ void rdna1_mtype_hook_exit(void);
 /* C, for Rust's init and ioctl paths: the lock policy writers hold (may sleep). */
 void rdna1_mtype_policy_lock(void);
 void rdna1_mtype_policy_unlock(void);
+/* C, for the Rust probe handler: logs (rate-limited) that a BO broke an invariant. */
+void rdna1_mtype_report_bad_bo(u32 why);
 /* The module version (Cargo.toml), NUL-padded. */
 extern const char rdna1_mtype_version[24];
 

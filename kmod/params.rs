@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The module parameters hook.c declares (`mode`, `scope`, `classes`, `bo_layout`, the
+//! The module parameters hook.c declares (`mode`, `scope`, `classes`, `vm_scope`, `bo_layout`, the
 //! read-only `bo_layout_status`, `bo_layout_source` and `stats`): their store and show.
 //!
 //! hook.c calls these for load-time arguments (before module init) and for sysfs, with
@@ -14,7 +14,7 @@ use kernel::prelude::*;
 use crate::bo::{BoLayout, CheckedLayout, LayoutSource, BO_LAYOUT_BUILTIN, BO_LAYOUT_NONE};
 use crate::ffi::{Field, PolicyLocked};
 use crate::pci::SliceWriter;
-use crate::policy::{Classes, Mode, Scope};
+use crate::policy::{Classes, Mode, Scope, VmScope};
 use crate::state::{self, State};
 use crate::stats;
 
@@ -53,6 +53,7 @@ unsafe extern "C" fn rdna1_mtype_policy_store(field: u32, val: *const c_char, le
         Some(Field::Mode) => Mode::parse(input).map(|m| p.mode = m),
         Some(Field::Scope) => Scope::parse(input).map(|s| p.scope = s),
         Some(Field::Classes) => Classes::parse(input).map(|c| p.classes = c),
+        Some(Field::VmScope) => VmScope::parse(input).map(|v| p.vm_scope = v),
         Some(Field::BoLayout) => parse_layout(input).map(|(l, src)| {
             new.bo_layout = l;
             new.bo_layout_source = src;
@@ -65,9 +66,7 @@ unsafe extern "C" fn rdna1_mtype_policy_store(field: u32, val: *const c_char, le
     if new != old {
         state::publish(&lock, new);
     }
-    // Writing a layout, even the same one again, re-arms its validation.
     if field == Some(Field::BoLayout) {
-        state::clear_layout_failed(&lock);
         match new.bo_layout {
             Some(l) => pr_info!("amdgpu_bo layout set: {}\n", format_args!("{}", l)),
             None => pr_info!("amdgpu_bo layout cleared: BOs are not classified\n"),
@@ -124,6 +123,7 @@ fn write_field(w: &mut SliceWriter<'_>, field: Option<Field>, s: &State) -> core
         Some(Field::Mode) => w.write_str(p.mode.name()),
         Some(Field::Scope) => write!(w, "{}", p.scope),
         Some(Field::Classes) => write!(w, "{}", p.classes),
+        Some(Field::VmScope) => w.write_str(p.vm_scope.name()),
         Some(Field::BoLayout) => match s.bo_layout {
             Some(l) => write!(w, "{l}"),
             None => w.write_str(BO_LAYOUT_NONE),

@@ -13,7 +13,7 @@ use crate::btf_id;
 use crate::events;
 use crate::ffi::{self, PteCall};
 use crate::pci::{DeviceId, PciAddr};
-use crate::policy::{self, Call, Decision};
+use crate::policy::{self, Call, Decision, Skip, VmKind};
 use crate::pte;
 use crate::state;
 use crate::stats;
@@ -61,7 +61,8 @@ impl Drop for Hook {
 /// # Safety
 ///
 /// `call` is valid; `call.flags` is the function's `u64 *flags` argument, called from its
-/// return probe: null or valid for reads and writes, and not accessed concurrently.
+/// return probe: null or valid for reads and writes, and not accessed concurrently;
+/// `call.bo` is its `bo` argument (null or a live `struct amdgpu_bo`, see [`bo_class`]).
 #[unsafe(no_mangle)]
 unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
     // SAFETY: per this function's contract.
@@ -82,28 +83,52 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
     let state = state::current();
     let call = Call {
         vm_flags: c.vm_flags,
-        // SAFETY: `c.bo` is the function's `bo` argument, per this function's contract.
-        bo: unsafe { bo_class(c.bo, state.bo_layout) },
         flags: computed,
         device,
+        vm: VmKind::from_u32(u32::from(c.vm_kind)).unwrap_or(VmKind::Unknown),
     };
-    let decision = policy::decide(&state.policy, &call);
+    // The class `decide` read, if it needed one: the event logs it.
+    let mut read = None;
+    let decision = policy::decide(&state.policy, &call, || {
+        // SAFETY: `c.bo` is the function's `bo` argument, per this function's contract.
+        let class = unsafe { bo_class(c.bo, state.bo_layout) };
+        read = Some(class);
+        class
+    });
     if let Decision::Rewrite(new) = decision {
         // SAFETY: as above.
         unsafe { c.flags.write(new) };
     }
     let before = pte::mtype_bits(computed);
     stats::record(device.as_ref(), before, decision);
+    // Counted only: mode off and out-of-scope devices are not this module's business, already
+    // NC needs nothing, and graphics VMs, VMs of unknown kind and unmaps (not a valid page)
+    // are what a desktop does all the time: logging them would flush the ring.
     if !matches!(
         decision,
-        Decision::Keep(policy::Skip::ModeOff | policy::Skip::AlreadyNc | policy::Skip::OutOfScope)
+        Decision::Keep(
+            Skip::ModeOff
+                | Skip::AlreadyNc
+                | Skip::OutOfScope
+                | Skip::GraphicsVm
+                | Skip::VmUnknown
+                | Skip::NotAValidPage
+        )
     ) {
-        log_event(c, &call, before, decision);
+        // Not read means the decision did not depend on the BO (an unknown device): it is not
+        // read for the log either, so an event never reads more than the decision did. A null
+        // BO is known without reading.
+        let class = read.unwrap_or(if c.bo.is_null() {
+            BoClass::None
+        } else {
+            BoClass::Unknown
+        });
+        log_event(c, class, before, decision);
     }
 }
 
 /// Appends one decision to the event ring.
-fn log_event(c: &PteCall, call: &Call, before: u8, decision: Decision) {
+fn log_event(c: &PteCall, class: BoClass, before: u8, decision: Decision) {
     let written = match decision {
         Decision::Rewrite(f) => pte::mtype_bits(f),
         _ => before,
@@ -126,11 +151,12 @@ fn log_event(c: &PteCall, call: &Call, before: u8, decision: Decision) {
         comm,
         before,
         written,
-        class: call.bo as u8,
+        class: class as u8,
         action,
         skip,
         dev_known: c.dev_known,
-        reserved: [0; 2],
+        vm_kind: c.vm_kind,
+        reserved: 0,
     };
     events::push(ev);
 }
@@ -148,9 +174,6 @@ unsafe fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
     let Some(l) = layout else {
         return BoClass::Unknown;
     };
-    if state::layout_failed() {
-        return BoClass::Unknown;
-    }
     let l = l.get();
     let type_offset = ffi::ttm_bo_type_offset() as usize;
     // SAFETY: `bo` points to a live amdgpu_bo (contract). `l` is a `CheckedLayout` made by
@@ -171,19 +194,24 @@ unsafe fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
                 .read_volatile(),
         }
     };
-    match bo::classify(fields) {
-        Some(class) => class,
-        None => {
-            if state::mark_layout_failed() {
-                pr_warn!(
-                    "amdgpu_bo layout failed validation (domains {:#x} flags {:#x} type {}): BOs are no longer classified or modified\n",
-                    fields.preferred_domains,
-                    fields.flags,
-                    fields.ttm_type
-                );
-            }
-            BoClass::Unknown
-        }
+    bo::classify(fields).unwrap_or_else(|| {
+        // Unknown for this call only: whoever made the BO (a render node can create one with
+        // no domain), the next one is classified as before. Which invariant, never the bytes.
+        ffi::report_bad_bo(broken_invariant(&fields));
+        BoClass::Unknown
+    })
+}
+
+/// Which of [`bo::classify`]'s invariants `f` breaks, for the log.
+fn broken_invariant(f: &BoFields) -> ffi::BadBo {
+    if f.ttm_type > bo::TTM_BO_TYPE_SG {
+        ffi::BadBo::TtmType
+    } else if f.flags & !bo::CREATE_KNOWN != 0 {
+        ffi::BadBo::Flags
+    } else if f.preferred_domains == 0 {
+        ffi::BadBo::NoDomain
+    } else {
+        ffi::BadBo::Domain
     }
 }
 

@@ -73,30 +73,9 @@ pub(crate) fn publish(_lock: &PolicyLocked, new: State) {
     unsafe { kernel::bindings::synchronize_rcu() };
 }
 
-/// Set (once per layout) when a BO read through the layout broke an invariant; cleared when a
-/// layout is written. While set, no BO is classified.
-static LAYOUT_FAILED: Atomic<u32> = Atomic::new(0);
-
-/// Whether a BO read through the layout in force broke an invariant.
-pub(crate) fn layout_failed() -> bool {
-    LAYOUT_FAILED.load(Relaxed) != 0
-}
-
-/// Records that a BO read through the layout broke an invariant; true the first time.
-pub(crate) fn mark_layout_failed() -> bool {
-    LAYOUT_FAILED.cmpxchg(0, 1, Relaxed).is_ok()
-}
-
-/// Re-arms the layout's validation, after a layout was written (and published).
-pub(crate) fn clear_layout_failed(_lock: &PolicyLocked) {
-    // publish() waited for every reader of an older layout, so none can set the flag for it
-    // after this store.
-    LAYOUT_FAILED.store(0, Relaxed);
-}
-
 /// `bo_layout_status`.
 pub(crate) fn layout_status(s: &State) -> LayoutStatus {
-    LayoutStatus::of(s.bo_layout.as_ref(), layout_failed())
+    LayoutStatus::of(s.bo_layout.as_ref())
 }
 
 /// `l`, if it passes [`BoLayout::check`] on this kernel: every [`CheckedLayout`] the module
@@ -131,26 +110,31 @@ pub(crate) fn init_layout() {
     pr_info!("amdgpu_bo layout: built-in {}\n", format_args!("{}", l));
 }
 
-/// Sets the whole policy (`SET_POLICY`), keeping the layout.
-pub(crate) fn set_policy(policy: Policy) {
+/// Sets the policy (`SET_POLICY`) to what `f` makes of the one in force, in one step under
+/// the lock (a version 1 caller keeps what it cannot express), keeping the layout.
+pub(crate) fn update_policy<E>(f: impl FnOnce(&Policy) -> Result<Policy, E>) -> Result<(), E> {
     let lock = PolicyLocked::lock();
     let old = current();
+    let policy = f(&old.policy)?;
     if old.policy != policy {
         publish(&lock, State { policy, ..old });
         log_policy(&policy, &old.policy);
     }
+    Ok(())
 }
 
 /// Logs a policy change.
 pub(crate) fn log_policy(n: &Policy, o: &Policy) {
     pr_info!(
-        "policy: mode {} scope {} classes {} (was mode {} scope {} classes {})\n",
+        "policy: mode {} scope {} classes {} vm_scope {} (was mode {} scope {} classes {} vm_scope {})\n",
         n.mode.name(),
         format_args!("{}", n.scope),
         format_args!("{}", n.classes),
+        n.vm_scope.name(),
         o.mode.name(),
         format_args!("{}", o.scope),
-        format_args!("{}", o.classes)
+        format_args!("{}", o.classes),
+        o.vm_scope.name()
     );
 }
 
@@ -158,9 +142,10 @@ pub(crate) fn log_policy(n: &Policy, o: &Policy) {
 pub(crate) fn log_loaded() {
     let p = current().policy;
     pr_info!(
-        "loaded, mode {}, scope {}, classes {}\n",
+        "loaded, mode {}, scope {}, classes {}, vm_scope {}\n",
         p.mode.name(),
         format_args!("{}", p.scope),
-        format_args!("{}", p.classes)
+        format_args!("{}", p.classes),
+        p.vm_scope.name()
     );
 }

@@ -84,7 +84,7 @@ stage bo-copy-check tests/kernel/check-bo-copy.sh
 # LINUX_VERSION_CODE: checkpatch's rule is for in-tree code; an out-of-tree module built
 # against many kernels must check which one it is on (kmod/hook.c, supported range).
 stage checkpatch "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --ignore LINUX_VERSION_CODE \
-	-f kmod/hook.c kmod/hook.h kmod/amdgpu_bo_layout.h tests/modules/harness/rdna1_mtype_harness.c \
+	-f kmod/hook.c kmod/hook.h kmod/amdgpu_bo_layout.h kmod/amdgpu_vm_layout.h tests/modules/harness/rdna1_mtype_harness.c \
 	tests/modules/harness/rdna1_mtype_decoy.c tests/modules/harness/rdna1_fake_amdgpu.c \
 	tests/modules/bench/rdna1_mtype_bench.c tests/modules/include/resolve_symbol.h
 rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl

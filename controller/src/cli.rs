@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
+use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
 
 /// Control the rdna1_mtype kernel module, which forces MTYPE_NC in the GPU page tables of
 /// RDNA1 (gfx1010/1011/1012) VM mappings, and check what it did.
@@ -55,8 +55,8 @@ pub enum Command {
     ///
     /// Example: `rdna1ctl status`
     Status,
-    /// Enforce MTYPE_NC (root only): mode enforce, with the scope and classes given (others
-    /// keep their value). Prints the policy as the module reads it back.
+    /// Enforce MTYPE_NC (root only): mode enforce, with the scope, VM scope and classes given
+    /// (others keep their value). Prints the policy as the module reads it back.
     ///
     /// Example: `sudo rdna1ctl enable --scope rdna1`
     Enable(PolicyArgs),
@@ -104,11 +104,12 @@ pub enum Command {
         #[arg(long)]
         apply: bool,
     },
-    /// Show the module's decision log: who mapped what on which device, the MTYPE requested,
-    /// computed and written, the BO class and what was done, with the count of lost events.
+    /// Show the module's decision log: who mapped what on which device in which kind of VM
+    /// (compute, graphics, unknown), the MTYPE requested, computed and written, the BO class and
+    /// what was done, with the count of lost events.
     ///
-    /// Calls that were already NC, made in mode off, or for a device out of scope are counted in
-    /// the stats, not logged.
+    /// Calls that were already NC, made in mode off, for a device out of scope, in a VM outside
+    /// the VM scope, or that map no valid page are counted in the stats, not logged.
     ///
     /// Example: `sudo rdna1ctl events --follow`
     Events {
@@ -121,7 +122,9 @@ pub enum Command {
     /// Traces amdgpu:amdgpu_vm_update_ptes in a tracefs instance of its own (other tracing is
     /// not disturbed), decodes the MTYPE of every PTE written, and reports per device and pid
     /// the PTEs by MTYPE and every update that breaks the policy in force, beside the module's
-    /// counters. Exits 3 if it saw a violation.
+    /// counters. Exits 3 if it saw a violation. The tracepoint does not say which kind of VM
+    /// an update is in: under VM scope compute, only processes the module logged a decision for
+    /// in a compute VM are judged; the others' updates are counted as outside the VM scope.
     ///
     /// Example: `sudo rdna1ctl verify --duration 60` while a PyTorch job runs.
     Verify(VerifyArgs),
@@ -162,12 +165,17 @@ pub enum Command {
 }
 
 /// The policy options `enable` and `set` share.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct PolicyArgs {
     /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0).
     #[arg(long, value_parser = parse_scope)]
     pub scope: Option<Scope>,
-    /// BO classes whose forced UC is rewritten: coherent, uncached, coherent,uncached, none.
+    /// Which VMs: compute (VMs KFD acquired: ROCm/HIP; graphics clients are never changed) or
+    /// all (graphics clients too).
+    #[arg(long, value_parser = parse_vm_scope)]
+    pub vm_scope: Option<VmScope>,
+    /// Optional classes, comma-separated, or none: coherent (memory created COHERENT, forced
+    /// UC), uncached (BOs created UNCACHED), uc_request (memory whose mapping asks for UC).
     #[arg(long, value_parser = parse_classes)]
     pub classes: Option<Classes>,
 }
@@ -197,8 +205,16 @@ pub fn parse_scope(s: &str) -> Result<Scope, String> {
     })
 }
 
+pub fn parse_vm_scope(s: &str) -> Result<VmScope, String> {
+    VmScope::parse(s.as_bytes())
+        .ok_or_else(|| format!("{s:?} is not a VM scope: use compute or all"))
+}
+
 pub fn parse_classes(s: &str) -> Result<Classes, String> {
     Classes::parse(s.as_bytes()).ok_or_else(|| {
-        format!("{s:?} is not a class list: use coherent, uncached, coherent,uncached or none")
+        format!(
+            "{s:?} is not a class list: use coherent, uncached and uc_request, comma-separated, \
+             each at most once, or none"
+        )
     })
 }

@@ -4,10 +4,11 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use rdna1_mtype_shared::policy::{Classes, Mode, Policy, Scope};
+use rdna1_mtype_shared::policy::{Classes, Mode, Policy, Scope, VmScope};
 use serde::{Deserialize, Serialize};
 
-/// The only schema version this rdna1ctl reads.
+/// The only schema version this rdna1ctl reads. Keys added later with a default that keeps
+/// the older files' meaning (`vm_scope`) do not change it.
 pub const CONFIG_SCHEMA: u32 = 1;
 
 /// `config.toml` (docs/CLI.md, "Config file"). Unknown keys are errors, named by serde.
@@ -21,9 +22,12 @@ pub struct Config {
     /// "rdna1", "gfx10", or a list of PCI addresses.
     #[serde(default = "default_scope")]
     pub scope: ScopeSetting,
-    /// BO classes whose forced UC is rewritten: [], ["coherent"], ["coherent", "uncached"].
+    /// Optional classes: "coherent", "uncached", "uc_request", in any combination, or [].
     #[serde(default = "default_classes")]
     pub classes: Vec<String>,
+    /// Which VMs the policy applies to: "compute" (KFD's: ROCm/HIP) or "all".
+    #[serde(default = "default_vm_scope")]
+    pub vm_scope: String,
     /// Where the amdgpu_bo layout comes from: auto, btf, builtin or keep.
     #[serde(default = "default_layout")]
     pub layout: LayoutSetting,
@@ -54,6 +58,9 @@ fn default_scope() -> ScopeSetting {
 }
 fn default_classes() -> Vec<String> {
     vec!["coherent".into()]
+}
+fn default_vm_scope() -> String {
+    VmScope::Compute.name().into()
 }
 fn default_layout() -> LayoutSetting {
     LayoutSetting::Auto
@@ -102,9 +109,16 @@ pub fn plan(text: &str, path: &Path) -> Result<Plan> {
     };
     let classes = Classes::parse(classes_text.as_bytes()).with_context(|| {
         format!(
-            "{where_}: classes = {:?}: use [], [\"coherent\"], [\"uncached\"] or \
-             [\"coherent\", \"uncached\"]",
+            "{where_}: classes = {:?}: use a list of \"coherent\", \"uncached\" and \
+             \"uc_request\", each at most once, or []",
             c.classes
+        )
+    })?;
+    let vm_scope = VmScope::parse(c.vm_scope.as_bytes()).with_context(|| {
+        format!(
+            "{where_}: vm_scope = {:?}: use \"compute\" (compute VMs only: ROCm/HIP) or \
+             \"all\" (graphics clients too)",
+            c.vm_scope
         )
     })?;
     Ok(Plan {
@@ -112,6 +126,7 @@ pub fn plan(text: &str, path: &Path) -> Result<Plan> {
             mode,
             scope,
             classes,
+            vm_scope,
         },
         layout: c.layout,
     })
@@ -129,16 +144,23 @@ mod tests {
     fn full_file_and_defaults() {
         let a = p(
             "schema = 1\nmode = \"enforce\"\nscope = [\"0000:03:00.0\", \"0001:0a:00.0\"]\n\
-                   classes = [\"coherent\", \"uncached\"]\nlayout = \"btf\"\n",
+                   classes = [\"coherent\", \"uncached\", \"uc_request\"]\nlayout = \"btf\"\n\
+                   vm_scope = \"all\"\n",
         )
         .unwrap();
         assert_eq!(a.policy.mode, Mode::Enforce);
         assert_eq!(a.policy.scope.to_string(), "0000:03:00.0,0001:0a:00.0");
-        assert_eq!(a.policy.classes.to_string(), "coherent,uncached");
+        assert_eq!(a.policy.classes.to_string(), "coherent,uncached,uc_request");
+        assert_eq!(a.policy.vm_scope, VmScope::All);
         assert_eq!(a.layout, LayoutSetting::Btf);
         let d = p("schema = 1\nmode = \"audit\"\n").unwrap();
         assert_eq!(d.policy.scope, Scope::Rdna1);
         assert_eq!(d.policy.classes, Classes::DEFAULT);
+        assert_eq!(
+            d.policy.vm_scope,
+            VmScope::Compute,
+            "a schema 1 file without vm_scope"
+        );
         assert_eq!(d.layout, LayoutSetting::Auto);
         let none = p("schema = 1\nmode = \"off\"\nclasses = []\n").unwrap();
         assert_eq!(none.policy.classes.to_string(), "none");
@@ -150,6 +172,8 @@ mod tests {
         let a = p(text).unwrap();
         assert_eq!(a.policy.mode, Mode::Enforce);
         assert_eq!(a.policy.scope, Scope::Rdna1);
+        assert_eq!(a.policy.classes, Classes::DEFAULT);
+        assert_eq!(a.policy.vm_scope, VmScope::Compute);
         assert_eq!(a.layout, LayoutSetting::Auto);
     }
 
@@ -175,6 +199,14 @@ mod tests {
             (
                 "schema = 1\nmode = \"off\"\nclasses = [\"all\"]\n",
                 "classes = [\"all\"]",
+            ),
+            (
+                "schema = 1\nmode = \"off\"\nclasses = [\"uc_request\", \"uc_request\"]\n",
+                "classes = [\"uc_request\", \"uc_request\"]",
+            ),
+            (
+                "schema = 1\nmode = \"off\"\nvm_scope = \"graphics\"\n",
+                "vm_scope = \"graphics\": use \"compute\"",
             ),
             ("schema = 1\nmode = \"off\"\nlayout = \"guess\"\n", "layout"),
             ("schema = 2\nmode = \"off\"\n", "schema = 2"),

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use rdna1_mtype_shared::policy::Policy;
+use rdna1_mtype_shared::policy::{Policy, VmScope};
 use serde::Serialize;
 
 /// Version of the JSON schema of every command's output. Bump on any incompatible change
@@ -17,6 +17,8 @@ pub struct PolicyJson {
     pub mode: &'static str,
     pub scope: String,
     pub classes: String,
+    /// `compute` or `all`.
+    pub vm_scope: &'static str,
 }
 
 impl From<&Policy> for PolicyJson {
@@ -25,15 +27,26 @@ impl From<&Policy> for PolicyJson {
             mode: p.mode.name(),
             scope: p.scope.to_string(),
             classes: p.classes.to_string(),
+            vm_scope: p.vm_scope.name(),
         }
     }
 }
 
-/// A policy as text, one `key: value` line each (`set`, `enable`, `apply`).
+/// A policy as text, one `key: value` line each (`set`, `enable`, `apply`; `status` prints
+/// the same lines).
 pub fn print_policy(p: &Policy, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(out, "mode:    {}", p.mode.name())?;
     writeln!(out, "scope:   {}", p.scope)?;
+    writeln!(out, "vm scope: {}", vm_scope_text(p.vm_scope))?;
     writeln!(out, "classes: {}", p.classes)
+}
+
+/// The VM scope with what it means, as `status`, `set` and `apply` print it.
+pub fn vm_scope_text(v: VmScope) -> &'static str {
+    match v {
+        VmScope::Compute => "compute (only VMs KFD acquired: ROCm/HIP; graphics clients untouched)",
+        VmScope::All => "all (graphics clients are changed too)",
+    }
 }
 
 #[derive(Serialize)]

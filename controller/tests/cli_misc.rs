@@ -56,6 +56,12 @@ fn usage_errors_exit_2() {
     assert!(text(&o.stderr).contains("use off, audit or enforce"));
     let o = rdna1ctl(&["verify", "--duration", "1", "--until-interrupt"]);
     assert_eq!(o.status.code(), Some(2));
+    let o = rdna1ctl(&["set", "--vm-scope", "graphics"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("not a VM scope: use compute or all"));
+    let o = rdna1ctl(&["enable", "--classes", "coherent,uc_request,coherent"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("coherent, uncached and uc_request"));
 }
 
 #[test]
@@ -70,6 +76,11 @@ fn apply_dry_run_prints_the_policy_and_touches_nothing() {
     assert!(s.contains("would set"), "{s}");
     assert!(s.contains("mode:    audit"), "{s}");
     assert!(s.contains("scope:   0000:03:00.0"), "{s}");
+    assert!(
+        s.contains("vm scope: compute (only VMs KFD acquired"),
+        "{s}"
+    );
+    assert!(s.contains("classes: coherent\n"), "{s}");
     assert!(s.contains("layout:  builtin"), "{s}");
     let o = rdna1ctl(&[
         "--root",
@@ -83,6 +94,7 @@ fn apply_dry_run_prints_the_policy_and_touches_nothing() {
     assert_eq!(v["command"], "apply");
     assert_eq!(v["dry_run"], true);
     assert_eq!(v["policy"]["mode"], "audit");
+    assert_eq!(v["policy"]["vm_scope"], "compute");
     assert_eq!(v["layout"], "builtin");
 }
 

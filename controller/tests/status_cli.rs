@@ -59,6 +59,12 @@ fn rdna1_machine_in_enforce() {
     let out = human("rdna1-enforce");
     assert!(out.contains("module:  rdna1_mtype 0.1.0 loaded\n"), "{out}");
     assert!(out.contains("mode:    enforce"), "{out}");
+    assert!(
+        out.contains(
+            "vm scope: compute (only VMs KFD acquired: ROCm/HIP; graphics clients untouched)\n"
+        ),
+        "{out}"
+    );
     assert!(out.contains("hook:    armed"), "{out}");
     assert!(
         out.contains(
@@ -71,7 +77,7 @@ fn rdna1_machine_in_enforce() {
         [
             "GPU:     0000:03:00.0 Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]",
             "[1002:731f], board [1da2:e411], gfx1010, RDNA1 navi10, driver amdgpu, in scope",
-            "protected",
+            "protected (compute VMs)",
         ]
     );
     assert!(
@@ -91,6 +97,8 @@ fn rdna1_machine_in_enforce() {
     assert_eq!(m["mode"], "enforce");
     assert_eq!(m["scope"], "rdna1");
     assert_eq!(m["classes"], "coherent");
+    assert_eq!(m["vm_scope"], "compute");
+    assert_eq!(m["predates_vm_scope"], false);
     assert_eq!(m["armed"], true);
     assert_eq!(m["layout"]["source"], "set");
     assert_eq!(m["layout"]["status"], "ok");
@@ -113,6 +121,7 @@ fn rdna1_machine_in_enforce() {
     assert_eq!(g["driver"], "amdgpu");
     assert_eq!(g["in_scope"], true);
     assert_eq!(g["protected"], true);
+    assert_eq!(g["protected_vms"], "compute");
     assert!(g["reason"].is_null());
     assert!(g["stats"].is_null());
     assert_eq!(v["stats"]["status"], "unavailable");
@@ -162,7 +171,7 @@ fn rdna1_next_to_other_gpus() {
         !out.contains("01:00.0"),
         "the NVIDIA GPU is not AMD's: {out}"
     );
-    assert_eq!(block(&out, "0000:03:00.0")[2], "protected");
+    assert_eq!(block(&out, "0000:03:00.0")[2], "protected (compute VMs)");
     let vfio = block(&out, "0000:08:00.0");
     assert!(
         vfio[1].contains("gfx1012, RDNA1 navi14, driver vfio-pci, in scope"),
@@ -299,8 +308,9 @@ fn module_params(root: &TempRoot, version: &str, params: &[(&str, &str)]) {
     }
 }
 
-/// Every parameter but `mode`, as a module of this version has them.
-const PARAMS: [(&str, &str); 8] = [
+/// Every parameter but `mode`, as a module of this version has them; the first six are
+/// those of the oldest module rdna1ctl reads.
+const PARAMS: [(&str, &str); 9] = [
     ("armed", "Y"),
     ("scope", "rdna1"),
     ("classes", "coherent"),
@@ -309,6 +319,7 @@ const PARAMS: [(&str, &str); 8] = [
     ("bo_layout_source", "set"),
     ("arm_error", ""),
     ("rejected", "0"),
+    ("vm_scope", "compute"),
 ];
 
 #[test]
@@ -337,4 +348,28 @@ fn module_without_the_guard_parameters_still_reads() {
     assert_eq!(v["module"]["armed"], true);
     assert!(v["module"]["arm_error"].is_null());
     assert_eq!(v["module"]["rejected"], 0);
+    // Without vm_scope (ABI 1): shown as what it does, every VM and requested UC rewritten.
+    assert_eq!(v["module"]["vm_scope"], "all");
+    assert_eq!(v["module"]["predates_vm_scope"], true);
+    assert_eq!(v["module"]["classes"], "coherent,uc_request");
+    let (ok, out, err) = run(&root.0, false);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("vm scope: all (this module predates the VM scope: it changes every VM"),
+        "{out}"
+    );
+}
+
+#[test]
+fn unknown_vm_scope_is_a_version_skew() {
+    let root = TempRoot::new("badvmscope");
+    module_params(&root, "0.1.0", &[("mode", "enforce")]);
+    module_params(&root, "0.1.0", &PARAMS);
+    module_params(&root, "0.1.0", &[("vm_scope", "render")]);
+    let (ok, _, err) = run(&root.0, false);
+    assert!(!ok);
+    assert!(
+        err.contains("unknown vm_scope \"render\": rdna1ctl and the module differ in version"),
+        "{err}"
+    );
 }

@@ -5,7 +5,8 @@
 //! offsets come from outside: from the module BTF of the running kernel
 //! (`/sys/kernel/btf/amdgpu`, read by rdna1ctl) or given by root. The module checks them when
 //! they are set ([`BoLayout::check`]) and checks every BO it reads through them against
-//! invariants ([`classify`]); until a layout is set, or after one failed, no BO is classified.
+//! invariants ([`classify`]); until a layout is set, no BO is classified, and a BO that breaks
+//! an invariant is unknown for that call only.
 
 use core::fmt;
 
@@ -56,8 +57,14 @@ named_enum! {
         /// and on-chip (GDS/GWS/OA) BOs. Caching doorbell or register writes in the GPU would
         /// be wrong.
         Never = 4 => "never",
-        /// A BO, but no valid layout to read it with.
+        /// A BO, but no layout to read it with, or its fields broke an invariant.
         Unknown = 5 => "unknown",
+        /// A kernel-type TTM BO: amdgpu's own (seq64, rings, firmware). Never rewritten.
+        Kernel = 6 => "kernel",
+        /// An sg BO created COHERENT, EXT_COHERENT or UNCACHED: a peer GPU's dma-buf or
+        /// userptr attachment of coherent memory, or a KFD MMIO/doorbell BO allocated
+        /// coherent; nothing in the BO tells them apart (docs/DESIGN.md), so never rewritten.
+        CoherentSg = 7 => "coherent_sg",
     }
 }
 
@@ -82,6 +89,14 @@ pub const fn classify(f: BoFields) -> Option<BoClass> {
         || f.preferred_domains & !DOMAIN_MASK != 0
     {
         return None;
+    }
+    if f.ttm_type == TTM_BO_TYPE_KERNEL {
+        return Some(BoClass::Kernel);
+    }
+    if f.ttm_type == TTM_BO_TYPE_SG
+        && f.flags & (CREATE_COHERENT | CREATE_EXT_COHERENT | CREATE_UNCACHED) != 0
+    {
+        return Some(BoClass::CoherentSg);
     }
     if f.ttm_type == TTM_BO_TYPE_SG
         || f.preferred_domains & !(DOMAIN_CPU | DOMAIN_GTT | DOMAIN_VRAM) != 0
@@ -274,21 +289,19 @@ named_enum! {
     pub enum LayoutStatus: u32 {
         /// No layout: BOs are not classified.
         Unset = 0 => "unset",
-        /// A checked layout, and no BO read through it has broken an invariant.
+        /// A checked layout: BOs are classified through it. A BO whose fields break an
+        /// invariant is [`BoClass::Unknown`] for that call only: no BO, whoever made it, can
+        /// stop the classification of the others.
         Ok = 1 => "ok",
-        /// A BO read through the layout broke an invariant ([`classify`] refused it): BOs are
-        /// no longer classified until a layout is written again.
-        Invalid = 2 => "invalid",
     }
 }
 
 impl LayoutStatus {
-    /// The status of `layout`, given whether a BO read through it broke an invariant.
-    pub const fn of(layout: Option<&CheckedLayout>, failed: bool) -> LayoutStatus {
-        match (layout, failed) {
-            (None, _) => LayoutStatus::Unset,
-            (Some(_), false) => LayoutStatus::Ok,
-            (Some(_), true) => LayoutStatus::Invalid,
+    /// The status of `layout`.
+    pub const fn of(layout: Option<&CheckedLayout>) -> LayoutStatus {
+        match layout {
+            None => LayoutStatus::Unset,
+            Some(_) => LayoutStatus::Ok,
         }
     }
 }
@@ -332,13 +345,26 @@ mod tests {
             ..GTT
         };
         assert_eq!(c(uncached), Some(BoClass::Uncached));
-        // KFD doorbell / MMIO-remap: sg BO, created COHERENT by userspace.
+        // KFD doorbell / MMIO-remap: sg BO, created COHERENT by userspace, and a peer GPU's
+        // dma-buf import of hipHostMalloc memory (sg, COHERENT copied, domain GTT): the same
+        // fields, so both are CoherentSg, never rewritten.
         let doorbell = BoFields {
             ttm_type: TTM_BO_TYPE_SG,
             flags: CREATE_COHERENT,
             ..GTT
         };
-        assert_eq!(c(doorbell), Some(BoClass::Never));
+        assert_eq!(c(doorbell), Some(BoClass::CoherentSg));
+        let sg = BoFields {
+            ttm_type: TTM_BO_TYPE_SG,
+            ..GTT
+        };
+        assert_eq!(c(sg), Some(BoClass::Never));
+        // amdgpu's seq64 (kernel type, GTT) and other kernel BOs.
+        let seq64 = BoFields {
+            ttm_type: TTM_BO_TYPE_KERNEL,
+            ..GTT
+        };
+        assert_eq!(c(seq64), Some(BoClass::Kernel));
         let gem_doorbell = BoFields {
             preferred_domains: DOMAIN_DOORBELL,
             ..GTT
@@ -418,15 +444,16 @@ mod tests {
         let source = LayoutSource::ALL.map(LayoutSource::name);
         assert_eq!(source, ["none", "builtin", "set"]);
         let status = LayoutStatus::ALL.map(LayoutStatus::name);
-        assert_eq!(status, ["unset", "ok", "invalid"]);
+        assert_eq!(status, ["unset", "ok"]);
+        assert_eq!(LayoutStatus::parse(b"ok\n"), Some(LayoutStatus::Ok));
         assert_eq!(
-            LayoutStatus::parse(b"invalid\n"),
-            Some(LayoutStatus::Invalid)
+            LayoutStatus::parse(b"invalid"),
+            None,
+            "no BO can stop classification"
         );
         let l = CheckedLayout::new(REAL, 1000).ok();
-        assert_eq!(LayoutStatus::of(None, true), LayoutStatus::Unset);
-        assert_eq!(LayoutStatus::of(l.as_ref(), false), LayoutStatus::Ok);
-        assert_eq!(LayoutStatus::of(l.as_ref(), true), LayoutStatus::Invalid);
+        assert_eq!(LayoutStatus::of(None), LayoutStatus::Unset);
+        assert_eq!(LayoutStatus::of(l.as_ref()), LayoutStatus::Ok);
     }
 
     #[test]

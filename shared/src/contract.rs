@@ -18,6 +18,8 @@ pub enum ParamType {
     Unsigned(u32),
     /// A pointer to an unsigned integer of this many bytes (`uint64_t *`).
     UnsignedPtr(u32),
+    /// C's `bool` (`_Bool`, one byte).
+    Bool,
 }
 
 /// One parameter of the hooked function.
@@ -73,7 +75,9 @@ pub struct Field {
 }
 
 /// Every private member the module reads. `amdgpu_device`'s head is fixed in `kmod/hook.c`
-/// (`struct rdna1_adev_head`); the rest are read at offsets the module is given.
+/// (`struct rdna1_adev_head`); the rest are read at offsets the module is given or was built
+/// with (`amdgpu_vm.is_compute_context`: `RDNA1_BTF_VM_COMPUTE` from check-kernel's offset,
+/// kmod/dkms-make.sh; a byte the hook reads as 0 or 1, so it must be a one-byte `bool`).
 pub const FIELDS: [Field; 7] = [
     Field {
         strukt: "amdgpu_device",
@@ -115,13 +119,20 @@ pub const FIELDS: [Field; 7] = [
         strukt: "amdgpu_vm",
         member: "is_compute_context",
         fixed_offset: None,
-        ty: None,
+        ty: Some(ParamType::Bool),
     },
 ];
 
-/// Enumerators whose values the module relies on: (enum, enumerator, value).
-pub const ENUM_VALUES: [(&str, &str, u32); 1] =
-    [("ttm_bo_type", "ttm_bo_type_sg", crate::bo::TTM_BO_TYPE_SG)];
+/// Enumerators whose values the module relies on: (enum, enumerator, value). `classify`
+/// tells kernel BOs (never rewritten) and sg BOs by them.
+pub const ENUM_VALUES: [(&str, &str, u32); 2] = [
+    (
+        "ttm_bo_type",
+        "ttm_bo_type_kernel",
+        crate::bo::TTM_BO_TYPE_KERNEL,
+    ),
+    ("ttm_bo_type", "ttm_bo_type_sg", crate::bo::TTM_BO_TYPE_SG),
+];
 
 /// The first release (major, minor) with the contract's signature of `gmc_v10_0_get_vm_pte`
 /// ("drm/amdgpu: rework how PTE flags are generated", 6.18-rc1). `kmod/hook.c` and

@@ -226,12 +226,27 @@ mod tests {
             "never_class",
             "class_not_enabled",
             "not_requested",
+            "graphics_vm",
+            "vm_unknown",
+            "coherent_sg",
         ];
         let want: std::vec::Vec<_> = (0..).zip(names).collect();
         assert_eq!(skip, want);
         let class = BoClass::ALL.map(|v| (v as u32, v.name()));
-        let names = ["none", "memory", "coherent", "uncached", "never", "unknown"];
-        assert_eq!(class, [0, 1, 2, 3, 4, 5].map(|i| (i, names[i as usize])));
+        let names = [
+            "none",
+            "memory",
+            "coherent",
+            "uncached",
+            "never",
+            "unknown",
+            "kernel",
+            "coherent_sg",
+        ];
+        assert_eq!(
+            class,
+            [0, 1, 2, 3, 4, 5, 6, 7].map(|i| (i, names[i as usize]))
+        );
         let mtype = Mtype::ALL.map(|v| (v as u8, v.name()));
         assert_eq!(
             mtype,

@@ -115,41 +115,59 @@ impl fmt::Display for Scope {
     }
 }
 
-/// The BO classes whose forced UC enforce rewrites (requested MTYPEs of memory BOs and of
-/// mappings without a BO are always in). [`BoClass::Never`] and [`BoClass::Unknown`] can never
-/// be added.
+/// The optional classes enforce rewrites, beyond a requested WC or CC on memory BOs and on
+/// mappings without a BO (always in). [`BoClass::Never`], [`BoClass::Kernel`],
+/// [`BoClass::CoherentSg`] and [`BoClass::Unknown`] can never be added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Classes {
-    /// COHERENT / EXT_COHERENT memory BOs (on by default).
+    /// COHERENT / EXT_COHERENT memory BOs, whose UC amdgpu forces, and coherent SVM ranges,
+    /// whose UC KFD requests (on by default).
     pub coherent: bool,
-    /// UNCACHED memory BOs (off by default).
+    /// UNCACHED memory BOs, whose UC amdgpu forces (off by default).
     pub uncached: bool,
+    /// Mappings of memory BOs that *request* UC (`AMDGPU_VM_MTYPE_UC`): Mesa's GL2_BYPASS
+    /// buffers (off by default: whoever asks for UC means it). A UC request without a BO is a
+    /// coherent KFD SVM range and follows `coherent`.
+    pub uc_request: bool,
 }
 
 impl Classes {
-    /// The default: coherent memory BOs, not uncached ones.
+    /// The default: coherent memory BOs only.
     pub const DEFAULT: Classes = Classes {
         coherent: true,
         uncached: false,
+        uc_request: false,
     };
 
-    /// Parses `coherent`, `uncached`, `coherent,uncached` (either order) or `none`; one
-    /// trailing newline allowed.
+    /// No optional class.
+    pub const NONE: Classes = Classes {
+        coherent: false,
+        uncached: false,
+        uc_request: false,
+    };
+
+    /// The names, in the order they print.
+    const NAMES: [&'static str; 3] = ["coherent", "uncached", "uc_request"];
+
+    fn slots(&mut self) -> [&mut bool; 3] {
+        [&mut self.coherent, &mut self.uncached, &mut self.uc_request]
+    }
+
+    fn flags(&self) -> [bool; 3] {
+        [self.coherent, self.uncached, self.uc_request]
+    }
+
+    /// Parses a comma-separated list of `coherent`, `uncached`, `uc_request` (any order, each
+    /// once) or `none`; one trailing newline allowed.
     pub fn parse(input: &[u8]) -> Option<Classes> {
         let s = strip_newline(input);
-        let mut c = Classes {
-            coherent: false,
-            uncached: false,
-        };
+        let mut c = Classes::NONE;
         if s == b"none" {
             return Some(c);
         }
         for part in s.split(|&b| b == b',') {
-            let slot = match part {
-                b"coherent" => &mut c.coherent,
-                b"uncached" => &mut c.uncached,
-                _ => return None,
-            };
+            let i = Classes::NAMES.iter().position(|n| n.as_bytes() == part)?;
+            let slot = c.slots().into_iter().nth(i)?;
             if *slot {
                 return None;
             }
@@ -161,12 +179,43 @@ impl Classes {
 
 impl fmt::Display for Classes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match (self.coherent, self.uncached) {
-            (false, false) => "none",
-            (true, false) => "coherent",
-            (false, true) => "uncached",
-            (true, true) => "coherent,uncached",
-        })
+        let mut first = true;
+        for (on, name) in self.flags().into_iter().zip(Classes::NAMES) {
+            if on {
+                if !first {
+                    f.write_str(",")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        if first {
+            f.write_str("none")?;
+        }
+        Ok(())
+    }
+}
+
+named_enum! {
+    /// Which GPU VMs the policy applies to.
+    pub enum VmScope: u32 {
+        /// Compute VMs only (`amdgpu_vm.is_compute_context`: KFD, so ROCm/HIP): the default.
+        /// Graphics clients (the compositor, games, video) are never changed.
+        Compute = 0 => "compute",
+        /// Every VM, graphics included (opt-in).
+        All = 1 => "all",
+    }
+}
+
+named_enum! {
+    /// What kind of VM a mapping is in, as the hook read it.
+    pub enum VmKind: u32 {
+        /// A DRM client's VM (graphics): `is_compute_context` false.
+        Graphics = 0 => "graphics",
+        /// A VM KFD acquired (ROCm/HIP): `is_compute_context` true.
+        Compute = 1 => "compute",
+        /// Not known: no VM was passed, or the module has no `amdgpu_vm` layout to read it.
+        Unknown = 2 => "unknown",
     }
 }
 
@@ -179,14 +228,18 @@ pub struct Policy {
     pub scope: Scope,
     /// Which optional BO classes it covers.
     pub classes: Classes,
+    /// Which VMs it applies to.
+    pub vm_scope: VmScope,
 }
 
 impl Policy {
-    /// The policy of a freshly loaded module: off, RDNA1 only, coherent BOs included.
+    /// The policy of a freshly loaded module: off, RDNA1 only, coherent BOs included, compute
+    /// VMs only.
     pub const DEFAULT: Policy = Policy {
         mode: Mode::Off,
         scope: Scope::Rdna1,
         classes: Classes::DEFAULT,
+        vm_scope: VmScope::Compute,
     };
 }
 
@@ -203,30 +256,39 @@ named_enum! {
         NotAValidPage = 3 => "not_a_valid_page",
         /// The MTYPE is already NC: nothing to do.
         AlreadyNc = 4 => "already_nc",
-        /// A BO that cannot be classified: no `amdgpu_bo` layout is set, or it failed validation.
-        /// Any BO might be a doorbell, so none is touched.
+        /// A BO that cannot be classified: no `amdgpu_bo` layout is set, or this BO's fields
+        /// break an invariant (this call only). It might be a doorbell, so it is not touched.
         LayoutUnknown = 5 => "layout_unknown",
-        /// A BO that must stay as amdgpu maps it ([`BoClass::Never`]: sg, doorbell, on-chip).
+        /// A BO that must stay as amdgpu maps it ([`BoClass::Never`]: sg, doorbell, on-chip;
+        /// [`BoClass::Kernel`]: amdgpu's own BOs).
         NeverClass = 6 => "never_class",
-        /// A coherent or uncached BO whose class the policy does not include.
+        /// A coherent or uncached BO, or a UC request, whose class the policy does not include.
         ClassNotEnabled = 7 => "class_not_enabled",
         /// The MTYPE is not what the request or the BO's class explains: something this policy
         /// does not know set it, so it is left alone.
         NotRequested = 8 => "not_requested",
+        /// A graphics VM under VM scope `compute`.
+        GraphicsVm = 9 => "graphics_vm",
+        /// A VM of unknown kind under VM scope `compute`: it might be a graphics client's.
+        VmUnknown = 10 => "vm_unknown",
+        /// An sg BO created coherent or uncached ([`BoClass::CoherentSg`]): a peer GPU's view
+        /// of coherent memory cannot be told from a KFD MMIO/doorbell BO, so it is not covered.
+        CoherentSg = 11 => "coherent_sg",
     }
 }
 
-/// One hooked call, as the hook sees it after the original function returned.
+/// One hooked call, as the hook sees it after the original function returned, without the
+/// class of its BO: [`decide`] asks for that only when the decision depends on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Call {
     /// The mapping request (`AMDGPU_VM_PAGE_*`, `AMDGPU_VM_MTYPE_*`).
     pub vm_flags: u32,
-    /// The class of the BO mapped ([`BoClass::None`] for KFD SVM ranges and PRT).
-    pub bo: BoClass,
     /// The PTE flags the function computed.
     pub flags: u64,
     /// The device, if the layout check could identify it.
     pub device: Option<DeviceId>,
+    /// The kind of VM the mapping is in.
+    pub vm: VmKind,
 }
 
 /// The outcome of one hooked call.
@@ -240,8 +302,11 @@ pub enum Decision {
     Keep(Skip),
 }
 
-/// Decides what to do with one call under `policy`.
-pub fn decide(policy: &Policy, call: &Call) -> Decision {
+/// Decides what to do with one call under `policy`. `bo` gives the class of the call's BO
+/// ([`BoClass::None`] for KFD SVM ranges and PRT); it is called at most once, and never when
+/// the mode is off, the device is out of scope or unknown, or the VM is out of the VM scope:
+/// the module reads no BO then.
+pub fn decide(policy: &Policy, call: &Call, bo: impl FnOnce() -> BoClass) -> Decision {
     if matches!(policy.mode, Mode::Off) {
         return Decision::Keep(Skip::ModeOff);
     }
@@ -250,6 +315,11 @@ pub fn decide(policy: &Policy, call: &Call) -> Decision {
     };
     if !policy.scope.contains(&dev) {
         return Decision::Keep(Skip::OutOfScope);
+    }
+    match (policy.vm_scope, call.vm) {
+        (VmScope::All, _) | (VmScope::Compute, VmKind::Compute) => {}
+        (VmScope::Compute, VmKind::Graphics) => return Decision::Keep(Skip::GraphicsVm),
+        (VmScope::Compute, VmKind::Unknown) => return Decision::Keep(Skip::VmUnknown),
     }
     let flags = call.flags;
     if call.vm_flags & pte::VM_PAGE_PRT != 0
@@ -264,15 +334,22 @@ pub fn decide(policy: &Policy, call: &Call) -> Decision {
     }
     let requested = VmMtype::from_vm_flags(call.vm_flags).gfx10_pte_mtype() as u8 == now as u8;
     // amdgpu forces UC on coherent and uncached BOs, whatever the request.
-    let forced_uc = matches!(now, Mtype::Uc);
-    match call.bo {
+    let uc = matches!(now, Mtype::Uc);
+    match bo() {
         BoClass::Unknown => return Decision::Keep(Skip::LayoutUnknown),
-        BoClass::Never => return Decision::Keep(Skip::NeverClass),
+        BoClass::Never | BoClass::Kernel => return Decision::Keep(Skip::NeverClass),
+        BoClass::CoherentSg => return Decision::Keep(Skip::CoherentSg),
         BoClass::None | BoClass::Memory if !requested => return Decision::Keep(Skip::NotRequested),
-        BoClass::None | BoClass::Memory => {}
-        BoClass::Coherent | BoClass::Uncached if !forced_uc => {
-            return Decision::Keep(Skip::NotRequested)
+        // No BO is a KFD SVM range: on gfx10 KFD requests UC exactly for coherent ranges
+        // (kfd_svm.c, svm_range_get_pte_flags), so they follow the coherent class.
+        BoClass::None if uc && !policy.classes.coherent => {
+            return Decision::Keep(Skip::ClassNotEnabled)
         }
+        BoClass::Memory if uc && !policy.classes.uc_request => {
+            return Decision::Keep(Skip::ClassNotEnabled)
+        }
+        BoClass::None | BoClass::Memory => {}
+        BoClass::Coherent | BoClass::Uncached if !uc => return Decision::Keep(Skip::NotRequested),
         BoClass::Coherent if !policy.classes.coherent => {
             return Decision::Keep(Skip::ClassNotEnabled)
         }
@@ -305,6 +382,30 @@ mod tests {
         }
     }
 
+    /// A call with the class of its BO, as the old eager `decide` took it.
+    #[derive(Clone, Copy, Debug)]
+    struct C {
+        vm_flags: u32,
+        bo: BoClass,
+        flags: u64,
+        device: Option<DeviceId>,
+        vm: VmKind,
+    }
+
+    fn head(c: &C) -> Call {
+        Call {
+            vm_flags: c.vm_flags,
+            flags: c.flags,
+            device: c.device,
+            vm: c.vm,
+        }
+    }
+
+    /// `super::decide` with the call's class.
+    fn decide(p: &Policy, c: &C) -> Decision {
+        super::decide(p, &head(c), || c.bo)
+    }
+
     fn policy(mode: Mode) -> Policy {
         Policy {
             mode,
@@ -321,20 +422,22 @@ mod tests {
         with_mtype(VALID_GTT, m)
     }
 
-    fn call_on(req: VmMtype, bo: BoClass) -> Call {
-        Call {
+    /// A call in a compute VM on the RX 5700 XT.
+    fn call_on(req: VmMtype, bo: BoClass) -> C {
+        C {
             vm_flags: req.to_vm_flags(),
             bo,
             flags: computed(req, bo),
             device: Some(RX5700XT),
+            vm: VmKind::Compute,
         }
     }
 
-    fn enforce(c: &Call) -> Decision {
+    fn enforce(c: &C) -> Decision {
         decide(&policy(Mode::Enforce), c)
     }
 
-    fn nc(c: &Call) -> Decision {
+    fn nc(c: &C) -> Decision {
         Decision::Rewrite(with_mtype(c.flags, Mtype::Nc))
     }
 
@@ -444,6 +547,9 @@ mod tests {
                 let c = call_on(req, bo);
                 let want = if asks_nc {
                     Decision::Keep(Skip::AlreadyNc)
+                } else if matches!(req.gfx10_pte_mtype(), Mtype::Uc) && bo == BoClass::Memory {
+                    // Whoever asks for UC on a BO (Mesa's GL2_BYPASS) keeps it by default.
+                    Decision::Keep(Skip::ClassNotEnabled)
                 } else {
                     nc(&c)
                 };
@@ -457,13 +563,19 @@ mod tests {
                 Decision::Keep(Skip::ClassNotEnabled),
                 "{req:?} uncached"
             );
-            let c = call_on(req, BoClass::Never);
-            let want = if asks_nc {
-                Decision::Keep(Skip::AlreadyNc)
-            } else {
-                Decision::Keep(Skip::NeverClass)
-            };
-            assert_eq!(enforce(&c), want, "{req:?} never");
+            for (bo, skip) in [
+                (BoClass::Never, Skip::NeverClass),
+                (BoClass::Kernel, Skip::NeverClass),
+                (BoClass::CoherentSg, Skip::CoherentSg),
+            ] {
+                let c = call_on(req, bo);
+                let want = if asks_nc {
+                    Decision::Keep(Skip::AlreadyNc)
+                } else {
+                    Decision::Keep(skip)
+                };
+                assert_eq!(enforce(&c), want, "{req:?} {bo:?}");
+            }
             let c = call_on(req, BoClass::Unknown);
             let want = if asks_nc {
                 Decision::Keep(Skip::AlreadyNc)
@@ -482,7 +594,9 @@ mod tests {
             classes: Classes {
                 coherent: true,
                 uncached: true,
+                uc_request: true,
             },
+            vm_scope: VmScope::All,
         };
         for req in VmMtype::ALL {
             // A doorbell BO: sg, created COHERENT, so amdgpu wrote UC.
@@ -530,15 +644,15 @@ mod tests {
     #[test]
     fn enforce_never_touches_prt_or_invalid_entries() {
         let base = call_on(VmMtype::Cc, BoClass::None);
-        let prt_req = Call {
+        let prt_req = C {
             vm_flags: base.vm_flags | VM_PAGE_PRT,
             ..base
         };
-        let prt_pte = Call {
+        let prt_pte = C {
             flags: base.flags | PTE_PRT,
             ..base
         };
-        let invalid = Call {
+        let invalid = C {
             flags: base.flags & !PTE_VALID,
             ..base
         };
@@ -559,5 +673,71 @@ mod tests {
         assert!(matches!(decide(&gfx10, &c), Decision::Rewrite(_)));
         c.device = None;
         assert_eq!(decide(&gfx10, &c), Decision::Keep(Skip::DeviceUnknown));
+    }
+
+    #[test]
+    fn uc_requests_are_kept_unless_their_class_is_on() {
+        let c = call_on(VmMtype::Uc, BoClass::Memory);
+        assert_eq!(enforce(&c), Decision::Keep(Skip::ClassNotEnabled));
+        let mut p = policy(Mode::Enforce);
+        p.classes.uc_request = true;
+        assert_eq!(decide(&p, &c), nc(&c));
+        // A coherent SVM range (no BO): the coherent class, on by default.
+        let svm = call_on(VmMtype::Uc, BoClass::None);
+        assert_eq!(enforce(&svm), nc(&svm));
+        p.classes = Classes::parse(b"uc_request").unwrap();
+        assert_eq!(decide(&p, &svm), Decision::Keep(Skip::ClassNotEnabled));
+    }
+
+    #[test]
+    fn vm_scope_compute_leaves_graphics_and_unknown_vms_alone() {
+        let mut c = call_on(VmMtype::Cc, BoClass::Memory);
+        assert_eq!(enforce(&c), nc(&c));
+        c.vm = VmKind::Graphics;
+        assert_eq!(enforce(&c), Decision::Keep(Skip::GraphicsVm));
+        c.vm = VmKind::Unknown;
+        assert_eq!(enforce(&c), Decision::Keep(Skip::VmUnknown));
+        let mut all = policy(Mode::Enforce);
+        all.vm_scope = VmScope::All;
+        for vm in VmKind::ALL {
+            c.vm = vm;
+            assert_eq!(decide(&all, &c), nc(&c), "{vm:?}");
+        }
+    }
+
+    /// The module reads no BO when the decision does not depend on it.
+    #[test]
+    fn the_bo_is_read_only_when_the_decision_needs_it() {
+        let reads = |p: &Policy, c: &C| {
+            let mut n = 0;
+            let d = super::decide(p, &head(c), || {
+                n += 1;
+                c.bo
+            });
+            (d, n)
+        };
+        let c = call_on(VmMtype::Cc, BoClass::Unknown);
+        assert_eq!(
+            reads(&policy(Mode::Off), &c),
+            (Decision::Keep(Skip::ModeOff), 0)
+        );
+        let mut out = c;
+        out.device = Some(RX6800);
+        assert_eq!(reads(&policy(Mode::Enforce), &out).1, 0, "out of scope");
+        let mut gfx = c;
+        gfx.vm = VmKind::Graphics;
+        assert_eq!(reads(&policy(Mode::Enforce), &gfx).1, 0, "graphics VM");
+        assert_eq!(
+            reads(&policy(Mode::Enforce), &c),
+            (Decision::Keep(Skip::LayoutUnknown), 1)
+        );
+    }
+
+    #[test]
+    fn classes_parse_all_names_in_any_order() {
+        let c = Classes::parse(b"uc_request,coherent\n").unwrap();
+        assert_eq!(c.to_string(), "coherent,uc_request");
+        assert_eq!(Classes::parse(b"uc_request,uc_request"), None);
+        assert_eq!(Classes::NONE.to_string(), "none");
     }
 }

@@ -2,7 +2,8 @@
 # For maintainers extending the supported kernel range: downloads Debian's linux-source-VER
 # (private apt state, as setup-host.sh) and compares what rdna1_mtype depends on with the
 # pinned 7.2 source: gmc_v10_0_get_vm_pte, the get_vm_pte prototype, the head of
-# struct amdgpu_device and struct amdgpu_bo. Identical: the range in kmod/hook.c may include
+# struct amdgpu_device and struct amdgpu_bo; and the module's copies of struct amdgpu_bo and
+# struct amdgpu_vm (check-bo-copy.sh) against VER's headers. Identical: the range in kmod/hook.c may include
 # VER. Different: read the diff before changing anything.
 # usage: check-hook-source.sh 7.3
 set -euo pipefail
@@ -20,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 amd=drivers/gpu/drm/amd/amdgpu
 dpkg --fsys-tarfile "$work"/linux-source-*.deb | tar -xO --wildcards '*/linux-source-*.tar.xz' |
 	xz -dc | tar -x -C "$work" --wildcards "*/$amd/gmc_v10_0.c" "*/$amd/amdgpu_gmc.h" \
-	"*/$amd/amdgpu.h" "*/$amd/amdgpu_object.h"
+	"*/$amd/amdgpu.h" "*/$amd/amdgpu_object.h" "*/$amd/amdgpu_vm.h" "*/$amd/amdgpu_ttm.h"
 new=$(find "$work" -maxdepth 1 -type d -name 'linux-source-*' | head -n1)
 extract() { # tree
 	sed -n '/^static void gmc_v10_0_get_vm_pte/,/^}/p' "$1/$amd/gmc_v10_0.c"
@@ -28,6 +29,9 @@ extract() { # tree
 	sed -n '/^struct amdgpu_device {/,+2p' "$1/$amd/amdgpu.h"
 	sed -n '/^struct amdgpu_bo {/,/^};/p' "$1/$amd/amdgpu_object.h"
 }
+# The module's copies of struct amdgpu_bo and struct amdgpu_vm (up to is_compute_context),
+# member for member against VER's headers.
+"$(dirname "$0")/check-bo-copy.sh" "$new" || exit 1
 if diff -u <(extract "$KSRC") <(extract "$new"); then
 	echo "linux-source-$ver ($pkgver): identical to $KERNEL_PKG_VERSION in everything rdna1_mtype depends on"
 else

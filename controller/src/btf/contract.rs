@@ -120,6 +120,7 @@ fn describe(t: ParamType) -> String {
         ParamType::StructPtr(s) => format!("struct {s} *"),
         ParamType::Unsigned(n) => format!("a {}-bit unsigned integer", n * 8),
         ParamType::UnsignedPtr(n) => format!("a pointer to a {}-bit unsigned integer", n * 8),
+        ParamType::Bool => "a one-byte bool".into(),
     }
 }
 
@@ -128,6 +129,7 @@ fn matches(got: &Shape, want: ParamType) -> bool {
         (Shape::StructPtr(g), ParamType::StructPtr(w)) => g == w,
         (Shape::Unsigned(g), ParamType::Unsigned(w)) => *g == w,
         (Shape::UnsignedPtr(g), ParamType::UnsignedPtr(w)) => *g == w,
+        (Shape::Bool(1), ParamType::Bool) => true,
         _ => false,
     }
 }
@@ -367,6 +369,41 @@ mod tests {
         });
         assert!(
             p.contains("ttm_bo_type_sg is 3 in enum ttm_bo_type, the module assumes 2"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn is_compute_context_must_be_a_one_byte_bool() {
+        let p = problems(Edit {
+            vm_compute_as_u32: true,
+            ..DEBIAN
+        });
+        assert!(
+            p.contains(
+                "amdgpu_vm.is_compute_context is `unsigned int`, the module reads it as a \
+                 one-byte bool"
+            ),
+            "{p}"
+        );
+        let p = problems(Edit {
+            vm_compute: None,
+            ..DEBIAN
+        });
+        assert!(
+            p.contains("struct amdgpu_vm has no member is_compute_context"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn changed_kernel_bo_type_is_named() {
+        let p = problems(Edit {
+            kernel_value: 3,
+            ..DEBIAN
+        });
+        assert!(
+            p.contains("ttm_bo_type_kernel is 3 in enum ttm_bo_type, the module assumes 1"),
             "{p}"
         );
     }

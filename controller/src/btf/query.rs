@@ -209,13 +209,18 @@ pub enum Shape {
     StructPtr(String),
     Unsigned(u32),
     UnsignedPtr(u32),
+    /// `bool` (`_Bool`) of this many bytes.
+    Bool(u32),
     Other,
 }
 
 /// The shape of type `id` (typedefs, const, volatile, restrict and type tags looked through).
 pub fn shape(btf: &Btf, id: u32) -> Shape {
     match strip(btf, id) {
-        Some(Type::Int(i)) if !i.is_signed() && !i.is_bool() => {
+        Some(Type::Int(i)) if i.is_bool() => {
+            u32::try_from(i.size()).map_or(Shape::Other, Shape::Bool)
+        }
+        Some(Type::Int(i)) if !i.is_signed() => {
             u32::try_from(i.size()).map_or(Shape::Other, Shape::Unsigned)
         }
         Some(Type::Ptr(p)) => match p.get_type_id().and_then(|t| strip(btf, t)) {

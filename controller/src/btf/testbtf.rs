@@ -7,6 +7,8 @@ const KIND_ENUM: u32 = 6;
 const KIND_TYPEDEF: u32 = 8;
 const KIND_FUNC: u32 = 12;
 const KIND_FUNC_PROTO: u32 = 13;
+/// `BTF_INT_BOOL`, in an int's encoding bits.
+const INT_BOOL: u32 = 4;
 
 /// A BTF blob under construction. `str_base`/`id_base` are the base's string section
 /// length and type count for split BTF (0/0 for a base).
@@ -47,6 +49,13 @@ impl BtfWriter {
         self.words(&[n, KIND_INT << 24, bytes, bytes * 8]);
         self.next_id += 1;
         self.next_id - 1
+    }
+
+    /// C's `_Bool`: a one-byte int with the BOOL encoding.
+    pub fn boolean(&mut self) -> u32 {
+        let n = self.str("_Bool");
+        self.words(&[n, KIND_INT << 24, 1, INT_BOOL << 24 | 8]);
+        self.next()
     }
 
     /// `members`: (name, type id, byte offset).
@@ -131,7 +140,12 @@ pub struct Edit {
     pub vm_flags_bytes: u32,
     pub pdev_offset: u32,
     pub tbo_offset: u32,
+    pub kernel_value: u32,
     pub sg_value: u32,
+    /// `amdgpu_vm.is_compute_context`'s offset; `None`: no such member.
+    pub vm_compute: Option<u32>,
+    /// It is an `unsigned int` rather than a `bool`.
+    pub vm_compute_as_u32: bool,
 }
 
 pub const DEBIAN: Edit = Edit {
@@ -139,7 +153,10 @@ pub const DEBIAN: Edit = Edit {
     vm_flags_bytes: 4,
     pdev_offset: 8,
     tbo_offset: 96,
+    kernel_value: 1,
     sg_value: 2,
+    vm_compute: Some(3048),
+    vm_compute_as_u32: false,
 };
 
 /// Base + split BTF shaped as Debian 7.2.13's (offsets and types as read from it), edited.
@@ -151,13 +168,14 @@ pub fn kernel(e: Edit) -> (Vec<u8>, Vec<u8>) {
     let uint64_t = b.typedef("uint64_t", u64_);
     let device = b.structure("device", 768, &[("parent", u64_, 0)]);
     let pci_dev = b.structure("pci_dev", 2560, &[("devfn", u32_, 0)]);
-    let base_types = 6;
+    let bool_ = b.boolean();
+    let base_types = 7;
     let mut s = BtfWriter::new(b.strings_len(), base_types);
     let bo_type = s.enumeration(
         "ttm_bo_type",
         &[
             ("ttm_bo_type_device", 0),
-            ("ttm_bo_type_kernel", 1),
+            ("ttm_bo_type_kernel", e.kernel_value),
             ("ttm_bo_type_sg", e.sg_value),
         ],
     );
@@ -169,7 +187,12 @@ pub fn kernel(e: Edit) -> (Vec<u8>, Vec<u8>) {
         386672,
         &[("dev", pdev, 0), ("pdev", ppci, e.pdev_offset)],
     );
-    let vm = s.structure("amdgpu_vm", 3072, &[("is_compute_context", u32_, 3048)]);
+    let compute_ty = if e.vm_compute_as_u32 { u32_ } else { bool_ };
+    let vm_members: Vec<(&str, u32, u32)> = match e.vm_compute {
+        Some(off) => vec![("is_compute_context", compute_ty, off)],
+        None => vec![("pasid", u32_, 3048)],
+    };
+    let vm = s.structure("amdgpu_vm", 3072, &vm_members);
     let bo = s.structure(
         "amdgpu_bo",
         736,

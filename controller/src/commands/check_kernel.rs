@@ -168,6 +168,13 @@ mod tests {
         let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let want = format!("{:#018x}", rdna1_mtype_shared::btf_id::btf_id(&split));
         assert_eq!(doc["sources"]["amdgpu_btf_id"], want.as_str());
+        // And where amdgpu_vm keeps is_compute_context (kmod/dkms-make.sh passes it to the
+        // build as RDNA1_BTF_VM_COMPUTE).
+        assert_eq!(doc["offsets"]["amdgpu_vm.is_compute_context"], 3048);
+        assert!(
+            text.contains("  amdgpu_vm.is_compute_context             3048\n"),
+            "{text}"
+        );
         let r = running("id", "7.1.13+deb13-amd64", DEBIAN);
         let mut out = Vec::new();
         run(&ctx(&r, true), None, &mut out).unwrap();

@@ -26,12 +26,13 @@ fn row(e: &Event) -> String {
     };
     let action = action(e);
     format!(
-        "{:>8} {:>14.6} {:>7} {:<16} {:<27} {:<8} {:<6} {:<7} {:<9} {}",
+        "{:>8} {:>14.6} {:>7} {:<16} {:<27} {:<8} {:<8} {:<6} {:<7} {:<11} {}",
         e.seq,
         e.time_ns as f64 / 1e9,
         e.pid,
         cstr(&e.comm),
         dev,
+        e.vm().map_or("?", |k| k.name()),
         VmMtype::from_vm_flags(e.vm_flags).name(),
         Mtype::from_bits(e.before).name(),
         Mtype::from_bits(e.written).name(),
@@ -52,6 +53,8 @@ pub struct EventJson {
     pub device: Option<String>,
     pub vendor: u16,
     pub device_id: u16,
+    /// The kind of VM: compute, graphics or unknown (null if unknown to this rdna1ctl).
+    pub vm_kind: Option<&'static str>,
     /// The MTYPE the mapping asked for (vm_flags): default, nc, wc, cc, uc, rw.
     pub requested: String,
     /// The MTYPE amdgpu computed (nc, wc, cc, uc).
@@ -83,6 +86,7 @@ impl From<&Event> for EventJson {
             device: (e.dev_known != 0).then(|| PciAddr::from_raw(e.dev_addr).to_string()),
             vendor: e.vendor,
             device_id: e.device,
+            vm_kind: e.vm().map(|k| k.name()),
             requested: VmMtype::from_vm_flags(e.vm_flags)
                 .name()
                 .to_ascii_lowercase(),
@@ -113,8 +117,8 @@ pub fn run(ctx: &Ctx, follow: bool, out: &mut impl Write) -> Result<()> {
     if !ctx.json {
         writeln!(
             out,
-            "{:>8} {:>14} {:>7} {:<16} {:<27} {:<8} {:<6} {:<7} {:<9} ACTION",
-            "SEQ", "TIME", "PID", "COMM", "DEVICE", "REQUEST", "BEFORE", "WRITTEN", "CLASS"
+            "{:>8} {:>14} {:>7} {:<16} {:<27} {:<8} {:<8} {:<6} {:<7} {:<11} ACTION",
+            "SEQ", "TIME", "PID", "COMM", "DEVICE", "VM", "REQUEST", "BEFORE", "WRITTEN", "CLASS"
         )?;
     }
     let (mut cursor, mut lost) = (0u64, 0u64);
@@ -158,4 +162,59 @@ pub fn run(ctx: &Ctx, follow: bool, out: &mut impl Write) -> Result<()> {
     }
     writeln!(out, "{cursor} events logged since load; {lost} lost")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdna1_mtype_shared::abi::ACTION_KEEP;
+    use rdna1_mtype_shared::bo::BoClass;
+    use rdna1_mtype_shared::policy::{Skip, VmKind};
+
+    fn event(vm: VmKind, class: BoClass, skip: Skip) -> Event {
+        Event {
+            seq: 7,
+            pid: 42,
+            dev_addr: PciAddr::new(0, 3, 0, 0).unwrap().raw(),
+            vendor: 0x1002,
+            device: 0x731f,
+            dev_known: 1,
+            vm_flags: VmMtype::Uc.to_vm_flags(),
+            before: Mtype::Uc as u8,
+            written: Mtype::Uc as u8,
+            class: class as u8,
+            action: ACTION_KEEP,
+            skip: skip as u8,
+            vm_kind: vm as u8,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn vm_kind_and_the_new_classes_and_skips_by_name() {
+        let e = event(VmKind::Compute, BoClass::CoherentSg, Skip::CoherentSg);
+        let r = row(&e);
+        assert!(
+            r.contains(" 0000:03:00.0 1002:731f      compute  UC       UC     UC      coherent_sg keep:coherent_sg"),
+            "{r}"
+        );
+        let j = serde_json::to_value(EventJson::from(&e)).unwrap();
+        assert_eq!(j["vm_kind"], "compute");
+        assert_eq!(j["class"], "coherent_sg");
+        assert_eq!(j["action"], "keep:coherent_sg");
+        let e = event(VmKind::Graphics, BoClass::Kernel, Skip::NeverClass);
+        let j = serde_json::to_value(EventJson::from(&e)).unwrap();
+        assert_eq!(
+            (j["vm_kind"].as_str(), j["class"].as_str()),
+            (Some("graphics"), Some("kernel"))
+        );
+        let e = Event {
+            vm_kind: 9,
+            ..event(VmKind::Unknown, BoClass::Memory, Skip::ClassNotEnabled)
+        };
+        assert!(row(&e).contains(" ?        UC "), "{}", row(&e));
+        let j = serde_json::to_value(EventJson::from(&e)).unwrap();
+        assert!(j["vm_kind"].is_null());
+        assert_eq!(j["action"], "keep:class_not_enabled");
+    }
 }

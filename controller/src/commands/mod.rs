@@ -16,7 +16,7 @@ use anyhow::Result;
 use clap::CommandFactory;
 use rdna1_mtype_shared::policy::Mode;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, PolicyArgs};
 use crate::exit::Code;
 use crate::Ctx;
 
@@ -24,13 +24,11 @@ use crate::Ctx;
 pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
     match command {
         Command::Status => status::run(ctx, out).map(|()| Code::Ok),
-        Command::Enable(p) => {
-            set::run(ctx, Some(Mode::Enforce), p.scope, p.classes, out).map(|()| Code::Ok)
+        Command::Enable(p) => set::run(ctx, Some(Mode::Enforce), &p, out).map(|()| Code::Ok),
+        Command::Disable => {
+            set::run(ctx, Some(Mode::Off), &PolicyArgs::default(), out).map(|()| Code::Ok)
         }
-        Command::Disable => set::run(ctx, Some(Mode::Off), None, None, out).map(|()| Code::Ok),
-        Command::Set { mode, policy } => {
-            set::run(ctx, mode, policy.scope, policy.classes, out).map(|()| Code::Ok)
-        }
+        Command::Set { mode, policy } => set::run(ctx, mode, &policy, out).map(|()| Code::Ok),
         Command::Apply { config, dry_run } => apply::run(ctx, &config, dry_run, out),
         Command::Layout { apply } => layout::run(ctx, apply, out).map(|()| Code::Ok),
         Command::Events { follow } => events::run(ctx, follow, out).map(|()| Code::Ok),

@@ -3,26 +3,27 @@
 use std::io::Write;
 
 use anyhow::{bail, Result};
-use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
+use rdna1_mtype_shared::policy::Mode;
 
+use crate::cli::PolicyArgs;
 use crate::module::control;
 use crate::output;
 use crate::Ctx;
 
-pub fn run(
-    ctx: &Ctx,
-    mode: Option<Mode>,
-    scope: Option<Scope>,
-    classes: Option<Classes>,
-    out: &mut impl Write,
-) -> Result<()> {
-    if mode.is_none() && scope.is_none() && classes.is_none() {
-        bail!("nothing to set: give --mode, --scope and/or --classes");
+pub fn run(ctx: &Ctx, mode: Option<Mode>, args: &PolicyArgs, out: &mut impl Write) -> Result<()> {
+    let PolicyArgs {
+        scope,
+        vm_scope,
+        classes,
+    } = args;
+    if mode.is_none() && scope.is_none() && vm_scope.is_none() && classes.is_none() {
+        bail!("nothing to set: give --mode, --scope, --vm-scope and/or --classes");
     }
     let dev = control::open(&ctx.root)?;
     let mut p = dev.policy()?;
     p.mode = mode.unwrap_or(p.mode);
     p.scope = scope.unwrap_or(p.scope);
+    p.vm_scope = vm_scope.unwrap_or(p.vm_scope);
     p.classes = classes.unwrap_or(p.classes);
     dev.set_policy(&p)?;
     let now = dev.policy()?;

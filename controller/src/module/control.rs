@@ -6,9 +6,10 @@ use std::os::fd::AsRawFd;
 use anyhow::{bail, Context, Result};
 use nix::errno::Errno;
 use rdna1_mtype_shared::abi::{
-    self, Event, EventsArg, PolicyArg, StatsArg, VersionArg, ABI_VERSION, MAX_EVENTS_PER_READ,
+    self, Event, EventsArg, PolicyArg, PolicyArgV1, StatsArg, VersionArg, ABI_VERSION,
+    ABI_VERSION_MIN, MAX_EVENTS_PER_READ,
 };
-use rdna1_mtype_shared::policy::Policy;
+use rdna1_mtype_shared::policy::{Classes, Policy, VmKind, VmScope};
 
 use crate::exit::{coded, Code};
 use crate::sysroot::SysRoot;
@@ -31,6 +32,18 @@ nix::ioctl_write_ptr!(
     abi::NR_SET_POLICY,
     PolicyArg
 );
+nix::ioctl_readwrite!(
+    ioc_get_policy_v1,
+    abi::IOC_MAGIC,
+    abi::NR_GET_POLICY,
+    PolicyArgV1
+);
+nix::ioctl_write_ptr!(
+    ioc_set_policy_v1,
+    abi::IOC_MAGIC,
+    abi::NR_SET_POLICY,
+    PolicyArgV1
+);
 nix::ioctl_readwrite!(ioc_get_stats, abi::IOC_MAGIC, abi::NR_GET_STATS, StatsArg);
 nix::ioctl_readwrite!(
     ioc_read_events,
@@ -39,9 +52,12 @@ nix::ioctl_readwrite!(
     EventsArg
 );
 
-/// An open `/dev/rdna1_mtype` whose ABI version matches ours.
+/// An open `/dev/rdna1_mtype` whose ABI version this rdna1ctl speaks: [`ABI_VERSION`], or
+/// version 1 (a module loaded before an upgrade), spoken with version 1's structs.
 pub struct Device {
     file: File,
+    /// The module's ABI version (GET_VERSION).
+    abi: u32,
 }
 
 fn explain(e: Errno, what: &str) -> anyhow::Error {
@@ -73,15 +89,22 @@ impl Device {
                     _ => anyhow::Error::new(e).context(what),
                 }
             })?;
-        let dev = Device { file };
+        let mut dev = Device { file, abi: 0 };
         let v = dev.version()?;
-        if v.version != ABI_VERSION {
+        if !(ABI_VERSION_MIN..=ABI_VERSION).contains(&v.version) {
             bail!(
-                "rdna1_mtype speaks ABI version {}, rdna1ctl version {ABI_VERSION}: install matching versions",
+                "rdna1_mtype speaks ABI version {}, rdna1ctl versions {ABI_VERSION_MIN} to \
+                 {ABI_VERSION}: install matching versions",
                 v.version
             );
         }
+        dev.abi = v.version;
         Ok(dev)
+    }
+
+    /// The module's ABI version.
+    pub fn abi(&self) -> u32 {
+        self.abi
     }
 
     pub fn version(&self) -> Result<VersionArg> {
@@ -95,7 +118,19 @@ impl Device {
         Ok(a)
     }
 
+    /// The policy as the module applies it. A version 1 module has neither VM scope nor
+    /// `uc_request`: it changes every VM and rewrites requested UC, so its policy reads as VM
+    /// scope `all` with `uc_request` on ([`V1_BEHAVIOUR`]).
     pub fn policy(&self) -> Result<Policy> {
+        if self.abi == 1 {
+            let mut a = PolicyArgV1::from_policy(&Policy::DEFAULT);
+            // SAFETY: `a` is a valid PolicyArgV1 the kernel reads and writes for the call.
+            unsafe { ioc_get_policy_v1(self.file.as_raw_fd(), &mut a) }
+                .map_err(|e| explain(e, "GET_POLICY (ABI 1)"))?;
+            return a
+                .apply_to(&V1_BEHAVIOUR)
+                .map_err(|e| anyhow::anyhow!("GET_POLICY returned an invalid policy: {e:?}"));
+        }
         let mut a = PolicyArg::from_policy(&Policy::DEFAULT);
         // SAFETY: as above.
         unsafe { ioc_get_policy(self.file.as_raw_fd(), &mut a) }
@@ -104,7 +139,19 @@ impl Device {
             .map_err(|e| anyhow::anyhow!("GET_POLICY returned an invalid policy: {e:?}"))
     }
 
+    /// Sets `p` in one step. A version 1 module is sent what version 1 can say, and refused a
+    /// policy it cannot apply (see [`v1_refusal`]).
     pub fn set_policy(&self, p: &Policy) -> Result<()> {
+        if self.abi == 1 {
+            if let Some(why) = v1_refusal(p) {
+                bail!("{why}");
+            }
+            let a = PolicyArgV1::from_policy(p);
+            // SAFETY: `a` is a valid PolicyArgV1 the kernel reads for the call.
+            unsafe { ioc_set_policy_v1(self.file.as_raw_fd(), &a) }
+                .map_err(|e| explain(e, "SET_POLICY (ABI 1)"))?;
+            return Ok(());
+        }
         let a = PolicyArg::from_policy(p);
         // SAFETY: `a` is a valid PolicyArg the kernel reads for the call.
         unsafe { ioc_set_policy(self.file.as_raw_fd(), &a) }
@@ -118,7 +165,7 @@ impl Device {
         for index in 0.. {
             let mut a = StatsArg {
                 size: size_of::<StatsArg>() as u32,
-                version: ABI_VERSION,
+                version: self.abi,
                 index,
                 ..Default::default()
             };
@@ -137,7 +184,7 @@ impl Device {
         let mut buf = vec![Event::default(); MAX_EVENTS_PER_READ as usize];
         let mut a = EventsArg {
             size: size_of::<EventsArg>() as u32,
-            version: ABI_VERSION,
+            version: self.abi,
             capacity: MAX_EVENTS_PER_READ,
             cursor,
             buf: buf.as_mut_ptr() as u64,
@@ -148,8 +195,52 @@ impl Device {
         unsafe { ioc_read_events(self.file.as_raw_fd(), &mut a) }
             .map_err(|e| explain(e, "READ_EVENTS"))?;
         buf.truncate(a.count as usize);
+        if self.abi == 1 {
+            // Version 1 events have no VM kind (the byte is 0, which reads as graphics).
+            for e in &mut buf {
+                e.vm_kind = VmKind::Unknown as u8;
+            }
+        }
         Ok((buf, a.cursor, a.dropped))
     }
+}
+
+/// What a version 1 module does, in version 2's terms: every VM, requested UC rewritten.
+pub const V1_BEHAVIOUR: Policy = Policy {
+    vm_scope: VmScope::All,
+    classes: Classes {
+        uc_request: true,
+        ..Classes::DEFAULT
+    },
+    ..Policy::DEFAULT
+};
+
+/// Why a version 1 module cannot be given `p`, if it cannot: it has no VM scope (it changes
+/// every VM) and no `uc_request` class (it rewrites requested UC).
+pub fn v1_refusal(p: &Policy) -> Option<String> {
+    let mut missing = Vec::new();
+    if p.vm_scope != VmScope::All {
+        missing.push(format!(
+            "VM scope {} (it changes every VM: only vm scope all can be set)",
+            p.vm_scope.name()
+        ));
+    }
+    if !p.classes.uc_request {
+        missing.push(
+            "classes without uc_request (it rewrites requested UC: uc_request must stay in \
+             the classes)"
+                .to_owned(),
+        );
+    }
+    (!missing.is_empty()).then(|| {
+        format!(
+            "the loaded rdna1_mtype speaks ABI 1, which cannot set {}; nothing was changed. \
+             Load the module installed with this rdna1ctl (sudo modprobe -r rdna1_mtype && \
+             sudo modprobe rdna1_mtype), or ask for what ABI 1 does (--vm-scope all, classes \
+             with uc_request)",
+            missing.join(" or ")
+        )
+    })
 }
 
 /// A NUL-padded byte string as text.
@@ -187,6 +278,46 @@ mod tests {
             ) as u32,
             abi::IOC_READ_EVENTS
         );
+    }
+
+    #[test]
+    fn v1_request_codes_equal_the_shared_abi() {
+        assert_eq!(
+            nix::request_code_readwrite!(
+                abi::IOC_MAGIC,
+                abi::NR_GET_POLICY,
+                size_of::<PolicyArgV1>()
+            ) as u32,
+            abi::IOC_GET_POLICY_V1
+        );
+        assert_eq!(
+            nix::request_code_write!(abi::IOC_MAGIC, abi::NR_SET_POLICY, size_of::<PolicyArgV1>())
+                as u32,
+            abi::IOC_SET_POLICY_V1
+        );
+    }
+
+    #[test]
+    fn a_v1_module_is_refused_what_it_cannot_do() {
+        assert_eq!(v1_refusal(&V1_BEHAVIOUR), None);
+        let mut p = V1_BEHAVIOUR;
+        p.mode = rdna1_mtype_shared::policy::Mode::Enforce;
+        p.classes.uncached = true;
+        assert_eq!(
+            v1_refusal(&p),
+            None,
+            "mode, scope, coherent, uncached: v1 has them"
+        );
+        let e = v1_refusal(&Policy::DEFAULT).unwrap();
+        assert!(
+            e.contains("ABI 1, which cannot set VM scope compute"),
+            "{e}"
+        );
+        assert!(e.contains("or classes without uc_request"), "{e}");
+        assert!(e.contains("sudo modprobe rdna1_mtype"), "{e}");
+        // What a v1 module reports reads back as its behaviour.
+        let v1 = PolicyArgV1::from_policy(&p);
+        assert_eq!(v1.apply_to(&V1_BEHAVIOUR), Ok(p));
     }
 
     #[test]

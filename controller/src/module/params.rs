@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use rdna1_mtype_shared::bo::{BoLayout, LayoutSource, LayoutStatus, BO_LAYOUT_NONE};
-use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
+use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
 
 use crate::sysroot::SysRoot;
 
@@ -21,10 +21,16 @@ pub struct LoadedModule {
     pub version: String,
     pub mode: Mode,
     pub scope: Scope,
+    /// As the module behaves: a module older than `parameters/vm_scope` (ABI 1) changes every
+    /// VM and rewrites requested UC, so it reads as VM scope `all` with `uc_request` on.
     pub classes: Classes,
+    /// Which VMs the policy applies to (`parameters/vm_scope`).
+    pub vm_scope: VmScope,
+    /// The module has no `parameters/vm_scope`: it predates the VM scope (ABI 1).
+    pub predates_vm_scope: bool,
     /// The amdgpu_bo layout the module classifies BOs with, if any.
     pub bo_layout: Option<BoLayout>,
-    /// Whether that layout is in use (`unset`, `ok` or `invalid`).
+    /// Whether that layout is in use (`unset` or `ok`).
     pub bo_layout_status: LayoutStatus,
     /// `builtin` (the module's own copy of amdgpu_bo), `set` (written by root) or `none`.
     pub bo_layout_source: LayoutSource,
@@ -61,7 +67,7 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
         format!("the module reports an unknown scope {scope_text:?}: rdna1ctl and the module differ in version")
     })?;
     let classes_text = attr("parameters/classes")?;
-    let classes = Classes::parse(classes_text.as_bytes()).with_context(|| {
+    let mut classes = Classes::parse(classes_text.as_bytes()).with_context(|| {
         format!("the module reports unknown classes {classes_text:?}: rdna1ctl and the module differ in version")
     })?;
     let layout_text = attr("parameters/bo_layout")?;
@@ -89,6 +95,21 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
     // them, and status/apply must still work against it.
     let optional = |name: &str| root.read_attr(&dir.join(name)).ok().flatten();
     let arm_error = optional("parameters/arm_error").filter(|e| !e.is_empty());
+    // A module without `vm_scope` predates it: it changes every VM's mappings and rewrites
+    // requested UC (it has no `uc_request` class), so that is what it is shown to do, never
+    // the safer default it does not have.
+    let (vm_scope, predates_vm_scope) = match optional("parameters/vm_scope") {
+        None => {
+            classes.uc_request = true;
+            (VmScope::All, true)
+        }
+        Some(t) => (
+            VmScope::parse(t.as_bytes()).with_context(|| {
+                format!("the module reports an unknown vm_scope {t:?}: rdna1ctl and the module differ in version")
+            })?,
+            false,
+        ),
+    };
     let rejected = match optional("parameters/rejected") {
         None => 0,
         Some(t) => t
@@ -100,6 +121,8 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
         mode,
         scope,
         classes,
+        vm_scope,
+        predates_vm_scope,
         bo_layout,
         bo_layout_status,
         bo_layout_source,

@@ -6,7 +6,7 @@
 use rdna1_mtype_shared::bo::LayoutStatus;
 use rdna1_mtype_shared::devices::PCI_VENDOR_AMD;
 use rdna1_mtype_shared::pci::DeviceId;
-use rdna1_mtype_shared::policy::{Mode, Scope};
+use rdna1_mtype_shared::policy::{Mode, Scope, VmScope};
 
 use crate::gpus::Gpu;
 use crate::module::params::{LoadedModule, ModuleState};
@@ -30,7 +30,6 @@ pub enum Reason {
         driver: Option<String>,
     },
     LayoutUnset,
-    LayoutInvalid,
 }
 
 impl Reason {
@@ -44,7 +43,6 @@ impl Reason {
             Reason::OutOfScope { .. } => "out_of_scope",
             Reason::NotOnAmdgpu { .. } => "not_on_amdgpu",
             Reason::LayoutUnset => "layout_unset",
-            Reason::LayoutInvalid => "layout_invalid",
         }
     }
 
@@ -76,9 +74,6 @@ impl Reason {
             Reason::LayoutUnset => {
                 "amdgpu_bo layout unset: no BO mapping is changed, only SVM ranges".into()
             }
-            Reason::LayoutInvalid => "amdgpu_bo layout invalid (a BO broke an invariant): no BO \
-                                      mapping is changed, only SVM ranges"
-                .into(),
         }
     }
 
@@ -99,10 +94,6 @@ impl Reason {
             }
             Reason::LayoutUnset => Some(
                 "sudo rdna1ctl apply (config layout = \"auto\"), or sudo rdna1ctl layout --apply",
-            ),
-            Reason::LayoutInvalid => Some(
-                "sudo rdna1ctl layout --apply (with module BTF), or echo builtin | sudo tee \
-                 /sys/module/rdna1_mtype/parameters/bo_layout",
             ),
             Reason::ModeAudit
             | Reason::OutOfScope { rdna1: false, .. }
@@ -143,6 +134,8 @@ pub struct Verdict {
     pub in_scope: Option<bool>,
     /// Empty if and only if the GPU is protected.
     pub reasons: Vec<Reason>,
+    /// Which VMs the protection covers (the module's VM scope); `None` when not loaded.
+    pub vm_scope: Option<VmScope>,
 }
 
 impl Verdict {
@@ -150,10 +143,20 @@ impl Verdict {
         self.reasons.is_empty()
     }
 
-    /// `protected` or `NOT protected: <reasons>`.
+    /// Which VMs are protected, if the GPU is: `compute` (ROCm/HIP; graphics clients are
+    /// left as amdgpu maps them) or `all`.
+    pub fn protected_vms(&self) -> Option<VmScope> {
+        self.vm_scope.filter(|_| self.protected())
+    }
+
+    /// `protected (compute VMs)`, `protected (all VMs: ...)` or `NOT protected: <reasons>`.
     pub fn line(&self) -> String {
-        if self.protected() {
-            return "protected".into();
+        match self.protected_vms() {
+            Some(VmScope::Compute) => return "protected (compute VMs)".into(),
+            Some(VmScope::All) => {
+                return "protected (all VMs: graphics clients are changed too)".into();
+            }
+            None => {}
         }
         let why: Vec<String> = self.reasons.iter().map(Reason::text).collect();
         format!("NOT protected: {}", why.join("; "))
@@ -174,6 +177,7 @@ pub fn judge(module: &ModuleState, gpu: &Gpu, amdgpu_bound: bool) -> Verdict {
                 .into_iter()
                 .flatten()
                 .collect(),
+            vm_scope: None,
         };
     };
     let in_scope = m.scope.contains(&DeviceId {
@@ -194,6 +198,7 @@ pub fn judge(module: &ModuleState, gpu: &Gpu, amdgpu_bound: bool) -> Verdict {
     Verdict {
         in_scope: Some(in_scope),
         reasons: reasons.into_iter().flatten().collect(),
+        vm_scope: Some(m.vm_scope),
     }
 }
 
@@ -211,12 +216,11 @@ fn mode_reason(mode: Mode) -> Option<Reason> {
     }
 }
 
-/// The module classifies BOs only with a valid layout (`ok` and a value); anything else leaves
-/// every BO alone.
+/// The module classifies BOs only with a layout (`ok` and a value); without one it leaves
+/// every BO alone. (A BO whose fields break an invariant is unknown for that call only.)
 fn layout_reason(m: &LoadedModule) -> Option<Reason> {
     match (m.bo_layout_status, m.bo_layout) {
         (LayoutStatus::Ok, Some(_)) => None,
-        (LayoutStatus::Invalid, _) => Some(Reason::LayoutInvalid),
         _ => Some(Reason::LayoutUnset),
     }
 }
@@ -235,6 +239,8 @@ mod tests {
             mode: Mode::Enforce,
             scope: Scope::parse(scope.as_bytes()).unwrap(),
             classes: Classes::DEFAULT,
+            vm_scope: VmScope::Compute,
+            predates_vm_scope: false,
             bo_layout: BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"),
             bo_layout_status: LayoutStatus::Ok,
             bo_layout_source: LayoutSource::Set,
@@ -258,7 +264,24 @@ mod tests {
         let v = judge(&ModuleState::Loaded(enforcing("rdna1")), &g, true);
         assert_eq!(v.in_scope, Some(true));
         assert!(v.protected(), "{v:?}");
-        assert_eq!(v.line(), "protected");
+        assert_eq!(v.line(), "protected (compute VMs)");
+        assert_eq!(v.protected_vms(), Some(VmScope::Compute));
+    }
+
+    #[test]
+    fn vm_scope_all_says_graphics_clients_are_changed_too() {
+        let g = gpu(3, RX5700XT, Some("amdgpu"));
+        let mut m = enforcing("rdna1");
+        m.vm_scope = VmScope::All;
+        let v = judge(&ModuleState::Loaded(m), &g, true);
+        assert_eq!(
+            v.line(),
+            "protected (all VMs: graphics clients are changed too)"
+        );
+        let mut m = enforcing("rdna1");
+        m.mode = Mode::Off;
+        let v = judge(&ModuleState::Loaded(m), &g, true);
+        assert_eq!(v.protected_vms(), None, "not protected: no VMs");
     }
 
     #[test]
@@ -291,10 +314,6 @@ mod tests {
                 m.bo_layout_status = LayoutStatus::Unset;
             }),
             ["layout_unset"]
-        );
-        assert_eq!(
-            judge_with(&|m| m.bo_layout_status = LayoutStatus::Invalid),
-            ["layout_invalid"]
         );
         assert_eq!(
             judge_with(&|m| m.scope = Scope::parse(b"0000:04:00.0").unwrap()),

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 const BATCH: &str = "/sys/kernel/debug/rdna1_mtype_harness/batch";
 
 /// Calls the real `gmc_v10_0_get_vm_pte` once per request line
-/// (`"<vm_flags> <bo> <pte_flags> [<gpu>]"`, hex) and returns the PTE flags of each, in order:
+/// (`"<vm_flags> <bo> <pte_flags> [<gpu> [<where> [<vm>]]]"`, hex) and returns the PTE flags of each, in order:
 /// one write and one read for all of them.
 pub fn batch(requests: &[String]) -> Result<Vec<u64>, String> {
     let mut f = File::options()

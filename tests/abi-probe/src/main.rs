@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use nix::errno::Errno;
 use nix::libc;
 use rdna1_mtype_shared::abi::*;
-use rdna1_mtype_shared::policy::Policy;
+use rdna1_mtype_shared::policy::{Mode, Policy, VmScope};
 
 mod harness;
 mod race;
@@ -67,7 +67,7 @@ fn errors(fd: RawFd) -> u32 {
         raw(fd, IOC_GET_VERSION, &mut v as *mut _ as usize),
         Ok(0),
     );
-    c.expect("version-is-1", Ok(v.version as i32), Ok(ABI_VERSION as i32));
+    c.expect("version-is-2", Ok(v.version as i32), Ok(ABI_VERSION as i32));
     let sysfs = std::fs::read_to_string("/sys/module/rdna1_mtype/version").unwrap_or_default();
     let mv = String::from_utf8_lossy(&v.module_version)
         .trim_end_matches('\0')
@@ -96,13 +96,15 @@ fn errors(fd: RawFd) -> u32 {
         raw(fd, IOC_GET_POLICY, &mut a as *mut _ as usize),
         Err(Errno::EINVAL),
     );
-    let mut a = policy_arg();
-    a.version = 2;
-    c.expect(
-        "version-wrong",
-        raw(fd, IOC_GET_POLICY, &mut a as *mut _ as usize),
-        Err(Errno::EINVAL),
-    );
+    for (name, version) in [("version-1-in-v2-struct", 1), ("version-3", 3)] {
+        let mut a = policy_arg();
+        a.version = version;
+        c.expect(
+            name,
+            raw(fd, IOC_GET_POLICY, &mut a as *mut _ as usize),
+            Err(Errno::EINVAL),
+        );
+    }
     c.expect(
         "null-pointer",
         raw(fd, IOC_GET_POLICY, 0),
@@ -125,6 +127,8 @@ fn errors(fd: RawFd) -> u32 {
             (|a: &mut PolicyArg| a.mode = 7) as fn(&mut PolicyArg),
         ),
         ("set-bad-classes", |a| a.classes = 8),
+        ("set-bad-vm-scope", |a| a.vm_scope = 2),
+        ("set-reserved-not-zero", |a| a.reserved = 1),
         ("set-bad-scope-kind", |a| a.scope_kind = 9),
         ("set-scope-len-9", |a| {
             a.scope_kind = SCOPE_LIST;
@@ -146,6 +150,8 @@ fn errors(fd: RawFd) -> u32 {
         Ok((get_policy(fd) == before) as i32),
         Ok(1),
     );
+
+    v1(fd, &mut c, &before);
 
     let mut s = StatsArg {
         size: size_of::<StatsArg>() as u32,
@@ -199,6 +205,97 @@ fn errors(fd: RawFd) -> u32 {
     c.failed
 }
 
+/// A version 1 caller: its policy struct still answered (a v1 SET keeps the VM scope and
+/// `uc_request`), its stats and events headers accepted. Restores `before`.
+fn v1(fd: RawFd, c: &mut Checks, before: &PolicyArg) {
+    let mut p = policy_arg();
+    p.vm_scope = VmScope::All as u32;
+    p.classes = CLASS_COHERENT | CLASS_UC_REQUEST;
+    raw(fd, IOC_SET_POLICY, &p as *const _ as usize).expect("SET_POLICY");
+    let mut a = PolicyArgV1 {
+        size: size_of::<PolicyArgV1>() as u32,
+        version: 1,
+        ..Default::default()
+    };
+    c.expect(
+        "v1-get-policy",
+        raw(fd, IOC_GET_POLICY_V1, &mut a as *mut _ as usize),
+        Ok(0),
+    );
+    c.expect(
+        "v1-sees-v1-classes",
+        Ok(a.classes as i32),
+        Ok(CLASS_COHERENT as i32),
+    );
+    a.mode = Mode::Audit as u32;
+    a.classes = CLASS_UNCACHED;
+    c.expect(
+        "v1-set-policy",
+        raw(fd, IOC_SET_POLICY_V1, &a as *const _ as usize),
+        Ok(0),
+    );
+    let now = get_policy(fd);
+    c.expect(
+        "v1-set-keeps-vm-scope-and-uc-request",
+        Ok(i32::from(
+            (now.mode, now.classes, now.vm_scope)
+                == (
+                    Mode::Audit as u32,
+                    CLASS_UNCACHED | CLASS_UC_REQUEST,
+                    VmScope::All as u32,
+                ),
+        )),
+        Ok(1),
+    );
+    for (name, f) in [
+        (
+            "v1-set-uc-request-refused",
+            (|a: &mut PolicyArgV1| a.classes = CLASS_UC_REQUEST) as fn(&mut PolicyArgV1),
+        ),
+        ("v1-set-version-2-refused", |a| a.version = 2),
+        ("v1-set-size-wrong", |a| a.size = 64),
+    ] {
+        let mut b = a;
+        f(&mut b);
+        c.expect(
+            name,
+            raw(fd, IOC_SET_POLICY_V1, &b as *const _ as usize),
+            Err(Errno::EINVAL),
+        );
+    }
+    let mut b = a;
+    b.version = 2;
+    c.expect(
+        "v1-get-version-2-refused",
+        raw(fd, IOC_GET_POLICY_V1, &mut b as *mut _ as usize),
+        Err(Errno::EINVAL),
+    );
+    let mut s = StatsArg {
+        size: size_of::<StatsArg>() as u32,
+        version: 1,
+        ..Default::default()
+    };
+    c.expect(
+        "v1-get-stats",
+        raw(fd, IOC_GET_STATS, &mut s as *mut _ as usize),
+        Ok(0),
+    );
+    let mut events = [Event::default(); 2];
+    let mut e = EventsArg {
+        size: size_of::<EventsArg>() as u32,
+        version: 1,
+        capacity: 2,
+        buf: events.as_mut_ptr() as u64,
+        ..Default::default()
+    };
+    c.expect(
+        "v1-read-events",
+        raw(fd, IOC_READ_EVENTS, &mut e as *mut _ as usize),
+        Ok(0),
+    );
+    raw(fd, IOC_SET_POLICY, before as *const _ as usize).expect("restore policy");
+}
+
 fn fuzz(fd: RawFd, n: u64, seed: u64) -> u32 {
     let saved = get_policy(fd);
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -210,7 +307,7 @@ fn fuzz(fd: RawFd, n: u64, seed: u64) -> u32 {
         let nr = rng.u32(0..8);
         let size = match rng.u8(0..4) {
             0 => rng.usize(0..300),
-            _ => [32, 56, 200, 40][rng.usize(0..4)],
+            _ => [32, 56, 64, 200, 40][rng.usize(0..5)],
         };
         let dir = rng.u32(0..4);
         let cmd = if rng.bool() {
@@ -220,16 +317,19 @@ fn fuzz(fd: RawFd, n: u64, seed: u64) -> u32 {
                 IOC_GET_VERSION,
                 IOC_GET_POLICY,
                 IOC_SET_POLICY,
+                IOC_GET_POLICY_V1,
+                IOC_SET_POLICY_V1,
                 IOC_GET_STATS,
                 IOC_READ_EVENTS,
-            ][rng.usize(0..5)]
+            ][rng.usize(0..7)]
         };
         // Mostly well-formed headers so the deeper checks run too.
         if rng.u8(0..4) != 0 {
             // The size the command encodes, as a caller built for it would put in the header.
             let sz: u32 = (cmd >> 16) & 0x3fff;
             buf[0..4].copy_from_slice(&sz.to_le_bytes());
-            buf[4..8].copy_from_slice(&ABI_VERSION.to_le_bytes());
+            let version = rng.u32(ABI_VERSION_MIN..=ABI_VERSION);
+            buf[4..8].copy_from_slice(&version.to_le_bytes());
             if cmd == IOC_READ_EVENTS {
                 buf[8..12].copy_from_slice(&rng.u32(0..10).to_le_bytes());
                 let p = if rng.bool() {
@@ -265,14 +365,15 @@ fn main() {
     match args.get(1).map(String::as_str) {
         Some("table") => {
             let gpu = args.get(2).map_or("rdna1", String::as_str);
-            if let Err(e) = table::print(gpu) {
+            let vm = args.get(3).map_or("compute", String::as_str);
+            if let Err(e) = table::print(gpu, vm) {
                 eprintln!("table: {e}");
                 std::process::exit(1);
             }
             std::process::exit(0);
         }
         Some("calls") => {
-            // calls N VM_FLAGS BO PTE_FLAGS [GPU]: N identical calls in one batch.
+            // calls N VM_FLAGS BO PTE_FLAGS [GPU [WHERE [VM]]]: N identical calls in one batch.
             let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
             let line = args.get(3..).map(|a| a.join(" ")).unwrap_or_default();
             let r = crate::harness::batch(&vec![line; n]);
@@ -303,7 +404,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: rdna1-abi-probe errors | fuzz N SEED | matrix | table [GPU] | calls N VM_FLAGS BO PTE_FLAGS [GPU] | race ROUNDS"
+                "usage: rdna1-abi-probe errors | fuzz N SEED | matrix | table [GPU [VM]] | calls N VM_FLAGS BO PTE_FLAGS [GPU [WHERE [VM]]] | race ROUNDS"
             );
             2
         }
@@ -311,31 +412,42 @@ fn main() {
     std::process::exit(i32::from(failed != 0));
 }
 
-/// `rdna1-abi-probe matrix`: every device x request x BO kind x mode x scope x layout state,
-/// through the real gmc_v10_0_get_vm_pte (harness), against what `policy::decide` documents.
+/// `rdna1-abi-probe matrix`: every device x request x BO kind x VM kind x mode x (device
+/// scope, VM scope) x classes x layout state, through the real gmc_v10_0_get_vm_pte (harness),
+/// against what `policy::decide` documents.
 mod matrix {
     use super::*;
     use rdna1_mtype_shared::bo::BoClass;
     use rdna1_mtype_shared::pci::{DeviceId, PciAddr};
-    use rdna1_mtype_shared::policy::{self, Call, Classes, Decision, Mode, Scope};
+    use rdna1_mtype_shared::policy::{self, Call, Classes, Decision, Mode, Scope, VmKind, VmScope};
     use rdna1_mtype_shared::pte::VmMtype;
 
     const LAYOUT: &str = "/sys/kernel/debug/rdna1_mtype_harness/layout";
     const BO_LAYOUT: &str = "/sys/module/rdna1_mtype/parameters/bo_layout";
     const IN: u64 = 0x67;
 
-    /// The harness's BO kinds and the class each is.
-    const KINDS: [(&str, BoClass); 10] = [
-        ("none", BoClass::None),
-        ("plain", BoClass::Memory),
-        ("vram", BoClass::Memory),
-        ("userptr", BoClass::Memory),
-        ("coherent", BoClass::Coherent),
-        ("ext_coherent", BoClass::Coherent),
-        ("uncached", BoClass::Uncached),
-        ("sg_coherent", BoClass::Never),
-        ("sg", BoClass::Never),
-        ("doorbell", BoClass::Never),
+    /// The harness's BO kinds and the class each is (`None`: fails `classify`, unknown).
+    const KINDS: [(&str, Option<BoClass>); 13] = [
+        ("none", Some(BoClass::None)),
+        ("plain", Some(BoClass::Memory)),
+        ("vram", Some(BoClass::Memory)),
+        ("userptr", Some(BoClass::Memory)),
+        ("coherent", Some(BoClass::Coherent)),
+        ("ext_coherent", Some(BoClass::Coherent)),
+        ("uncached", Some(BoClass::Uncached)),
+        ("sg_coherent", Some(BoClass::CoherentSg)),
+        ("sg", Some(BoClass::Never)),
+        ("doorbell", Some(BoClass::Never)),
+        ("seq64", Some(BoClass::Kernel)),
+        ("sg_attach", Some(BoClass::CoherentSg)),
+        ("domains0", None),
+    ];
+
+    /// The harness's VMs and the kind the module must read from each.
+    const VMS: [(&str, VmKind); 3] = [
+        ("compute", VmKind::Compute),
+        ("graphics", VmKind::Graphics),
+        ("none", VmKind::Unknown),
     ];
 
     fn dev(domain: u16, bus: u8, vendor: u16, device: u16) -> Option<DeviceId> {
@@ -346,17 +458,18 @@ mod matrix {
         })
     }
 
-    /// The real function's result for every request x BO kind on one GPU, in that order: one
-    /// harness batch.
+    /// The real function's result for every request x BO kind x VM on one GPU, in that
+    /// order: one harness batch.
     fn row(gpu: &str) -> Vec<u64> {
-        let calls: Vec<String> = VmMtype::ALL
-            .iter()
-            .flat_map(|req| {
-                KINDS.iter().map(move |(kind, _)| {
-                    format!("{:#x} {kind} {IN:#x} {gpu}", req.to_vm_flags() | 0x6)
-                })
-            })
-            .collect();
+        let mut calls = Vec::new();
+        for req in VmMtype::ALL {
+            for (kind, _) in &KINDS {
+                for (vm, _) in &VMS {
+                    let f = req.to_vm_flags() | 0x6;
+                    calls.push(format!("{f:#x} {kind} {IN:#x} {gpu} stack {vm}"));
+                }
+            }
+        }
         crate::harness::batch(&calls).expect("harness batch")
     }
 
@@ -370,6 +483,11 @@ mod matrix {
         ];
         let saved = get_policy(fd);
         let layout = std::fs::read_to_string(LAYOUT).expect("harness layout");
+        let all_classes = Classes {
+            coherent: true,
+            uncached: true,
+            uc_request: true,
+        };
         let (mut checked, mut failed) = (0u32, 0u32);
         for with_layout in [false, true] {
             std::fs::write(
@@ -377,14 +495,12 @@ mod matrix {
                 if with_layout { layout.as_str() } else { "none" },
             )
             .expect("set bo_layout");
-            for scope in [Scope::Rdna1, Scope::Gfx10] {
-                for classes in [
-                    Classes::DEFAULT,
-                    Classes {
-                        coherent: true,
-                        uncached: true,
-                    },
-                ] {
+            for (scope, vm_scope) in [
+                (Scope::Rdna1, VmScope::Compute),
+                (Scope::Gfx10, VmScope::Compute),
+                (Scope::Rdna1, VmScope::All),
+            ] {
+                for classes in [Classes::DEFAULT, all_classes] {
                     // Off first: it passes through, so it gives amdgpu's own result.
                     let mut natural = std::collections::HashMap::new();
                     for mode in [Mode::Off, Mode::Audit, Mode::Enforce] {
@@ -392,6 +508,7 @@ mod matrix {
                             mode,
                             scope,
                             classes,
+                            vm_scope,
                         };
                         let a = PolicyArg::from_policy(&p);
                         raw(fd, IOC_SET_POLICY, &a as *const _ as usize).expect("SET_POLICY");
@@ -399,32 +516,34 @@ mod matrix {
                             let mut results = row(gpu).into_iter();
                             for req in VmMtype::ALL {
                                 for (kind, class) in &KINDS {
-                                    let vm_flags = req.to_vm_flags() | 0x6;
-                                    let got = results.next().expect("one result per call");
-                                    let base =
-                                        *natural.entry((gpu, vm_flags, *kind)).or_insert(got);
-                                    let bo = match (class, with_layout) {
-                                        (BoClass::None, _) => BoClass::None,
-                                        (c, true) => *c,
-                                        (_, false) => BoClass::Unknown,
-                                    };
-                                    let c = Call {
-                                        vm_flags,
-                                        bo,
-                                        flags: base,
-                                        device,
-                                    };
-                                    let want = match policy::decide(&p, &c) {
-                                        Decision::Rewrite(f) => f,
-                                        _ => base,
-                                    };
-                                    checked += 1;
-                                    if got != want {
-                                        failed += 1;
-                                        println!(
-                                            "FAIL {} {} {} {gpu} {} {kind} layout={with_layout}: got {got:#x}, want {want:#x}",
-                                            mode.name(), scope, classes, req.name()
-                                        );
+                                    for (vm_name, vm) in VMS {
+                                        let vm_flags = req.to_vm_flags() | 0x6;
+                                        let got = results.next().expect("one result per call");
+                                        let key = (gpu, vm_flags, *kind, vm_name);
+                                        let base = *natural.entry(key).or_insert(got);
+                                        let bo = match (class, with_layout) {
+                                            (Some(BoClass::None), _) => BoClass::None,
+                                            (Some(c), true) => *c,
+                                            (None, true) | (_, false) => BoClass::Unknown,
+                                        };
+                                        let c = Call {
+                                            vm_flags,
+                                            flags: base,
+                                            device,
+                                            vm,
+                                        };
+                                        let want = match policy::decide(&p, &c, || bo) {
+                                            Decision::Rewrite(f) => f,
+                                            _ => base,
+                                        };
+                                        checked += 1;
+                                        if got != want {
+                                            failed += 1;
+                                            println!(
+                                                "FAIL {} {} vm_scope={} {} {gpu} {} {kind} vm={vm_name} layout={with_layout}: got {got:#x}, want {want:#x}",
+                                                mode.name(), scope, vm_scope.name(), classes, req.name()
+                                            );
+                                        }
                                     }
                                 }
                             }

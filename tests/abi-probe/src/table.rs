@@ -1,4 +1,4 @@
-//! `rdna1-abi-probe table [GPU]`: the real function's result for every request x BO kind, one
+//! `rdna1-abi-probe table [GPU [VM]]`: the real function's result for every request x BO kind, one
 //! `REQ BO FLAGS` line each, as the VM cases compare them (tests/vm/guest/lib.sh). One process
 //! batch of calls instead of a shell fork and two system calls per call.
 
@@ -9,7 +9,7 @@ use rdna1_mtype_shared::pte::VmMtype;
 /// PTE flags of a mapped GTT page (lib.sh's `IN`).
 const IN: u64 = 0x67;
 /// lib.sh's `BOS`, in its order.
-const BOS: [&str; 9] = [
+const BOS: [&str; 11] = [
     "none",
     "plain",
     "vram",
@@ -19,16 +19,19 @@ const BOS: [&str; 9] = [
     "uncached",
     "sg_coherent",
     "doorbell",
+    "seq64",
+    "sg_attach",
 ];
 
-pub fn print(gpu: &str) -> Result<(), String> {
+/// `vm`: the harness's `compute`, `graphics` or `none`.
+pub fn print(gpu: &str, vm: &str) -> Result<(), String> {
     let mut calls = Vec::new();
     let mut names = Vec::new();
     for req in VmMtype::ALL {
         // READABLE | WRITEABLE, as lib.sh's `req`.
         let vm_flags = req.to_vm_flags() | 0x6;
         for bo in BOS {
-            calls.push(format!("{vm_flags:#x} {bo} {IN:#x} {gpu}"));
+            calls.push(format!("{vm_flags:#x} {bo} {IN:#x} {gpu} stack {vm}"));
             names.push((req.name(), bo));
         }
     }

@@ -8,13 +8,15 @@
  * probe, the original code and rdna1_mtype's rewrite all run exactly as on a real mapping.
  *
  * debugfs rdna1_mtype_harness/call:
- *   write "<vm_flags> <bo> <pte_flags> [<gpu> [heap]]" (hex), bo "none" or one of bo_kinds below
- *   (struct amdgpu_bo with the domains, creation flags and TTM type amdgpu gives such a BO);
- *   gpu one of the fake_gpus below (default rdna1), each an amdgpu_device whose
- *   dev/pdev point to a real struct pci_dev on a struct pci_bus, as amdgpu's probe sets them,
- *   or "unknown": an amdgpu_device with no device behind it. "heap" passes the PTE flags in
- *   kmalloc'd memory instead of on the stack, as no amdgpu caller does (rdna1_mtype must refuse
- *   to touch them).
+ *   write "<vm_flags> <bo> <pte_flags> [<gpu> [<where> [<vm>]]]" (hex), bo "none" or one of
+ *   bo_kinds below (struct amdgpu_bo with the domains, creation flags, TTM type and parent
+ *   amdgpu gives such a BO); gpu one of the fake_gpus below (default rdna1), each an
+ *   amdgpu_device whose dev/pdev point to a real struct pci_dev on a struct pci_bus, as
+ *   amdgpu's probe sets them, or "unknown": an amdgpu_device with no device behind it. where
+ *   "stack" (default) or "heap": the PTE flags in kmalloc'd memory instead of on the stack, as
+ *   no amdgpu caller does (rdna1_mtype must refuse to touch them). vm "compute" (default: a
+ *   real struct amdgpu_vm with is_compute_context set, as KFD's VMs have), "graphics" (one
+ *   without, a DRM client's) or "none" (a NULL vm).
  *   Read back the PTE flags the call produced, as "0x%016llx".
  * debugfs rdna1_mtype_harness/batch: many such lines in one write, their results (one line
  *   each, in order) read back on the same open file.
@@ -41,8 +43,8 @@ typedef void (*get_vm_pte_fn)(struct amdgpu_device *adev, struct amdgpu_vm *vm,
 			      struct amdgpu_bo *bo, uint32_t vm_flags, uint64_t *flags);
 
 static get_vm_pte_fn get_vm_pte;
-static struct amdgpu_vm *vm;
-static struct amdgpu_bo *bo;
+static struct amdgpu_vm *compute_vm, *graphics_vm;
+static struct amdgpu_bo *bo, *parent_bo;
 static u64 *heap_flags;
 static struct dentry *dir;
 static DEFINE_MUTEX(call_lock);
@@ -53,6 +55,7 @@ struct bo_kind {
 	u32 domains;
 	u64 flags;
 	enum ttm_bo_type type;
+	bool parent;	/* bo->parent set (a KFD attachment's BO on the exporting GPU) */
 };
 
 #define GTT AMDGPU_GEM_DOMAIN_GTT
@@ -73,6 +76,20 @@ static const struct bo_kind bo_kinds[] = {
 	{ "doorbell", AMDGPU_GEM_DOMAIN_DOORBELL, 0, ttm_bo_type_device },
 	/* what a wrong layout would read: a creation flag no amdgpu BO has */
 	{ "corrupt", GTT, 1ULL << 40, ttm_bo_type_device },
+	/*
+	 * amdgpu's seq64 BO (amdgpu_seq64.c: amdgpu_bo_create_kernel, GTT), which it maps into
+	 * every DRM client's VM with AMDGPU_VM_MTYPE_UC: a kernel-type TTM BO
+	 */
+	{ "seq64", GTT, AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED | AMDGPU_GEM_CREATE_VRAM_CONTIGUOUS,
+	  ttm_bo_type_kernel },
+	/* GEM_CREATE with domains = 0 (accepted by amdgpu_gem_are_domains_valid) */
+	{ "domains0", 0, 0, ttm_bo_type_device },
+	/*
+	 * KFD's attachment of a peer GPU's coherent userptr memory (amdgpu_amdkfd_gpuvm.c:
+	 * create_dmamap_sg_bo): sg, domain CPU, PREEMPTIBLE plus the parent's COHERENT, parent set
+	 */
+	{ "sg_attach", AMDGPU_GEM_DOMAIN_CPU,
+	  AMDGPU_GEM_CREATE_PREEMPTIBLE | AMDGPU_GEM_CREATE_COHERENT, ttm_bo_type_sg, true },
 };
 
 struct fake_gpu {
@@ -135,17 +152,27 @@ static void fake_gpus_free(void)
 /* One call of the real function for one request line; the caller holds call_lock. */
 static int do_call(const char *line, u64 *result)
 {
-	char kind[16], gpu[16] = "rdna1", where[8] = "stack";
+	char kind[16], gpu[16] = "rdna1", where[8] = "stack", vm_kind[16] = "compute";
 	u32 vm_flags;
 	u64 flags;
 	struct amdgpu_bo *arg = NULL;
 	struct amdgpu_device *adev = NULL;
+	struct amdgpu_vm *vm;
 	int i;
 
 	lockdep_assert_held(&call_lock);
-	if (sscanf(line, "%x %15s %llx %15s %7s", &vm_flags, kind, &flags, gpu, where) < 3)
+	if (sscanf(line, "%x %15s %llx %15s %7s %15s", &vm_flags, kind, &flags, gpu, where,
+		   vm_kind) < 3)
 		return -EINVAL;
 	if (strcmp(where, "stack") && strcmp(where, "heap"))
+		return -EINVAL;
+	if (!strcmp(vm_kind, "compute"))
+		vm = compute_vm;
+	else if (!strcmp(vm_kind, "graphics"))
+		vm = graphics_vm;
+	else if (!strcmp(vm_kind, "none"))
+		vm = NULL;
+	else
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(gpus); i++)
 		if (!strcmp(gpu, gpus[i].name))
@@ -162,6 +189,7 @@ static int do_call(const char *line, u64 *result)
 		bo->allowed_domains = bo_kinds[i].domains;
 		bo->flags = bo_kinds[i].flags;
 		bo->tbo.type = bo_kinds[i].type;
+		bo->parent = bo_kinds[i].parent ? parent_bo : NULL;
 		arg = bo;
 	}
 	if (!get_vm_pte)
@@ -333,8 +361,10 @@ static struct notifier_block module_nb = { .notifier_call = module_event };
 static void free_objects(void)
 {
 	kfree(heap_flags);
+	kfree(parent_bo);
 	kfree(bo);
-	kfree(vm);
+	kfree(graphics_vm);
+	kfree(compute_vm);
 	fake_gpus_free();
 }
 
@@ -354,10 +384,20 @@ static int __init harness_init(void)
 		return -ENOENT;
 	}
 	get_vm_pte = (get_vm_pte_fn)addr;
-	vm = kzalloc_obj(*vm);
+	compute_vm = kzalloc_obj(*compute_vm);
+	graphics_vm = kzalloc_obj(*graphics_vm);
 	bo = kzalloc_obj(*bo);
+	parent_bo = kzalloc_obj(*parent_bo);
 	heap_flags = kzalloc_obj(*heap_flags);
-	ret = vm && bo && heap_flags ? 0 : -ENOMEM;
+	ret = compute_vm && graphics_vm && bo && parent_bo && heap_flags ? 0 : -ENOMEM;
+	if (!ret) {
+		/* What amdgpu_vm_make_compute() sets when KFD acquires a VM. */
+		compute_vm->is_compute_context = true;
+		/* A coherent GTT BO, as the hipHostMalloc memory a KFD attachment points to. */
+		parent_bo->preferred_domains = AMDGPU_GEM_DOMAIN_GTT;
+		parent_bo->allowed_domains = AMDGPU_GEM_DOMAIN_GTT;
+		parent_bo->flags = AMDGPU_GEM_CREATE_COHERENT;
+	}
 	for (i = 0; i < ARRAY_SIZE(gpus) && !ret; i++)
 		ret = fake_gpu_alloc(&gpus[i]);
 	if (ret) {

@@ -7,11 +7,12 @@ modprobe rdna1_mtype mode=audit
 layout_set
 table >/tmp/audit
 cmp /tmp/baseline /tmp/audit || fail "audit changed PTE flags"
-# For rdna1: WC and CC on none/plain/vram/userptr (4 each); UC: those 4 plus every request on
-# coherent and ext_coherent (12).
+# For rdna1 (a compute VM): WC and CC on none/plain/vram/userptr (4 each); UC: every request on
+# coherent and ext_coherent (12) and the UC requested without a BO (a coherent SVM range: class
+# coherent), not the UC requested on the 3 memory BOs (no uc_request).
 eq "$(stat 0000:03:00.0 would_rewrite_wc)" 4 would_rewrite_wc
 eq "$(stat 0000:03:00.0 would_rewrite_cc)" 4 would_rewrite_cc
-eq "$(stat 0000:03:00.0 would_rewrite_uc)" 16 would_rewrite_uc
+eq "$(stat 0000:03:00.0 would_rewrite_uc)" 13 would_rewrite_uc
 eq "$(stat 0000:03:00.0 rewritten_cc)" 0 rewritten_cc
-eq "$(stat 0000:03:00.0 calls)" 54 calls
+eq "$(stat 0000:03:00.0 calls)" 66 calls
 rmmod rdna1_mtype

@@ -9,7 +9,7 @@ for bad in Enforce AUDIT "off x" " off" "
 	if printf '%s' "$bad" >$PARAMS/mode 2>/dev/null; then fail "mode '$bad' accepted"; fi
 	eq "$(cat $PARAMS/mode)" enforce "mode after writing '$bad'"
 done
-eq "$(mcall "$REQ_UC" none "$IN")" NC "still enforcing"
+eq "$(mcall "$REQ_CC" none "$IN")" NC "still enforcing"
 for bad in RDNA1 all "0000:03:00.0," "03:00.0" "0000:03:00.8" \
 	"0000:01:00.0,0000:02:00.0,0000:03:00.0,0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0,0000:09:00.0"; do
 	if printf '%s' "$bad" >$PARAMS/scope 2>/dev/null; then fail "scope '$bad' accepted"; fi

@@ -32,7 +32,7 @@ rdna1ctl enable --scope gfx10 >/tmp/out
 grep -q '^mode:    enforce' /tmp/out || fail "enable output: $(cat /tmp/out)"
 eq "$(cat $PARAMS/mode)" enforce "mode after enable"
 eq "$(cat $PARAMS/scope)" gfx10 "scope after enable"
-eq "$(rdna1ctl --json disable)" '{"schema_version":1,"command":"policy","mode":"off","scope":"gfx10","classes":"coherent"}' "disable --json"
+eq "$(rdna1ctl --json disable)" '{"schema_version":1,"command":"policy","mode":"off","scope":"gfx10","classes":"coherent","vm_scope":"compute"}' "disable --json"
 eq "$(cat $PARAMS/mode)" off "mode after disable"
 
 # Bad values never reach the module.

@@ -1,6 +1,7 @@
 # rdna1ctl set changes the whole policy in one SET_POLICY; rdna1ctl events shows each logged
 # decision with the caller's pid and comm; rdna1ctl status shows the per-device counters;
-# out-of-scope calls are counted, not logged; an overrun ring reports the events it lost.
+# out-of-scope calls, graphics VMs (vm_scope=compute) and unmaps are counted, not logged; an
+# overrun ring reports the events it lost.
 mtype_down
 harness_up
 modprobe rdna1_mtype
@@ -15,14 +16,18 @@ call "$REQ_CC" none "$IN" >/dev/null
 call "$REQ_DEFAULT" uncached "$IN" >/dev/null
 call "$REQ_CC" sg_coherent "$IN" rdna2 >/dev/null
 call "$REQ_DEFAULT" none "$IN" >/dev/null     # already NC: counted, not logged
+call "$REQ_CC" plain "$IN" rdna1 stack graphics >/dev/null   # graphics VM: counted, not logged
+call "$REQ_CC" none 0x66 >/dev/null           # not a valid page (an unmap): counted, not logged
 ev=$(rdna1ctl events)
-echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +CC +CC +NC +none +rewrite$" >/dev/null || fail "CC event: $ev"
-echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +DEFAULT +UC +NC +uncached +rewrite$" >/dev/null || fail "uncached event: $ev"
-echo "$ev" | grep -E " 0000:04:00.0 1002:73bf +CC +UC +UC +never +keep:never_class$" >/dev/null || fail "never event: $ev"
-eq "$(echo "$ev" | grep -c ' sh ')" 3 "logged events (already-NC call not logged)"
+echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +compute +CC +CC +NC +none +rewrite$" >/dev/null || fail "CC event: $ev"
+echo "$ev" | grep -E " $$ +sh +0000:03:00.0 1002:731f +compute +DEFAULT +UC +NC +uncached +rewrite$" >/dev/null || fail "uncached event: $ev"
+echo "$ev" | grep -E " 0000:04:00.0 1002:73bf +compute +CC +UC +UC +coherent_sg +keep:coherent_sg$" >/dev/null || fail "coherent sg event: $ev"
+eq "$(echo "$ev" | grep -c ' sh ')" 3 "logged events (already-NC, graphics VM and unmap calls not logged)"
 echo "$ev" | tail -n 1 | grep -q '^3 events logged since load; 0 lost$' || fail "summary: $ev"
 st=$(rdna1ctl status)
-echo "$st" | grep -q 'stats:   0000:03:00.0 \[1002:731f\]: 3 calls, rewritten WC 0 CC 1 UC 1' || fail "status stats: $st"
+echo "$st" | grep -q 'stats:   0000:03:00.0 \[1002:731f\]: 5 calls, rewritten WC 0 CC 1 UC 1' || fail "status stats: $st"
+eq "$(stat 0000:03:00.0 skip_graphics_vm)" 1 "graphics VM call counted"
+eq "$(stat 0000:03:00.0 skip_not_a_valid_page)" 1 "unmap counted"
 # Out of scope: counted, never logged (the overrun figures below would be off by one).
 echo rdna1 >$PARAMS/scope
 call "$REQ_CC" none "$IN" rdna2 >/dev/null

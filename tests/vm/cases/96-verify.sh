@@ -70,7 +70,7 @@ verify_bg verify --duration 4
 call "$REQ_UC" sg_coherent "$IN" >/dev/null
 inject "start=600 end=601 flags=$UC nptes=1 incr=4096 pid=$$ vm_ctx=9"
 verify_end 0
-has "1 kept: never_class"
+has "1 kept: coherent_sg"
 sed 's/^/verify> /' /tmp/v.out # the text report, for the log
 has "result: ok, no violation"
 

@@ -6,19 +6,26 @@ PARAMS=/sys/module/rdna1_mtype/parameters
 IN=0x67
 MTYPE_MASK=$((7 << 48))
 REQUESTS="DEFAULT NC WC CC UC RW"
-BOS="none plain vram userptr coherent ext_coherent uncached sg_coherent doorbell"
+BOS="none plain vram userptr coherent ext_coherent uncached sg_coherent doorbell seq64 sg_attach"
 
 fail() { echo "assertion failed: $*" >&2; exit 1; }
 # vm_flags for AMDGPU_VM_MTYPE_<name> (amdgpu_drm.h: bits 5..8), plus READABLE|WRITEABLE.
 # As variables: under TCG + KASAN + lockdep each fork for a "$(...)" costs a noticeable
 # fraction of a second, so the helpers below fork nothing themselves.
 REQ_DEFAULT=0x6 REQ_NC=0x26 REQ_WC=0x46 REQ_CC=0x66 REQ_UC=0x86 REQ_RW=0xa6
-# call VM_FLAGS BO PTE_FLAGS [GPU [heap]]: runs the real gmc_v10_0_get_vm_pte for fake GPU
-# (rdna1 = 1002:731f at 0000:03:00.0 by default; rdna1b = 1002:7340 at 0001:0a:00.0;
+# call VM_FLAGS BO PTE_FLAGS [GPU [WHERE [VM]]]: runs the real gmc_v10_0_get_vm_pte for fake
+# GPU (rdna1 = 1002:731f at 0000:03:00.0 by default; rdna1b = 1002:7340 at 0001:0a:00.0;
 # rdna2 = 1002:73bf at 0000:04:00.0; other = 10de:2204 at 0000:05:00.0; unknown = no device),
-# prints the flags it produced. "heap": the flags in kmalloc'd memory instead of on the stack.
+# prints the flags it produced. WHERE "stack" (default) or "heap": the flags in kmalloc'd
+# memory instead of on the stack. VM: "compute" (default; a real amdgpu_vm with
+# is_compute_context set, as KFD's), "graphics" (a DRM client's) or "none" (NULL).
+# BO: none (KFD SVM), plain (GTT), vram, userptr, coherent (hipHostMalloc), ext_coherent,
+# uncached, sg_coherent (KFD doorbell/MMIO sg BO), sg (dma-buf import), doorbell (GEM doorbell
+# domain), corrupt (an unknown creation flag: what a wrong layout reads), seq64 (amdgpu's
+# kernel BO, which it maps UC), domains0 (GEM_CREATE with domains = 0), sg_attach (KFD's sg
+# attachment of a peer GPU's coherent memory: domain CPU, COHERENT, a parent BO).
 call() {
-	echo "$1 $2 $3 ${4:-rdna1} ${5:-stack}" >"$HARNESS" || fail "harness write '$*'"
+	echo "$1 $2 $3 ${4:-rdna1} ${5:-stack} ${6:-compute}" >"$HARNESS" || fail "harness write '$*'"
 	# The shell's own read: no fork of cat per call (under TCG + KASAN each fork is costly).
 	read -r _out <"$HARNESS"
 	echo "$_out"
@@ -38,9 +45,10 @@ stat() {
 # mname FLAGS: sets M to the MTYPE name (no output, no fork).
 mname() { case $((($1 >> 48) & 7)) in 0) M=NC ;; 1) M=WC ;; 2) M=CC ;; 3) M=UC ;; *) M=RSVD ;; esac; }
 mtype_name() { case $((($1 >> 48) & 7)) in 0) echo NC ;; 1) echo WC ;; 2) echo CC ;; 3) echo UC ;; *) echo RSVD ;; esac; }
-# mcall VM_FLAGS BO PTE_FLAGS [GPU]: as call, but prints the MTYPE name of the result.
+# mcall VM_FLAGS BO PTE_FLAGS [GPU [VM]]: as call (on the stack), but prints the MTYPE name of
+# the result.
 mcall() {
-	echo "$1 $2 $3 ${4:-rdna1}" >"$HARNESS" || fail "harness write '$*'"
+	echo "$1 $2 $3 ${4:-rdna1} stack ${5:-compute}" >"$HARNESS" || fail "harness write '$*'"
 	read -r _out <"$HARNESS"
 	mtype_name "$_out"
 }
@@ -58,10 +66,10 @@ harness_up() {
 mtype_down() { if grep -q '^rdna1_mtype ' /proc/modules; then rmmod rdna1_mtype; fi; }
 armed() { cat "$PARAMS/armed"; }
 
-# The table of every request x BO kind ($REQUESTS x $BOS), "REQ BO FLAGS" per line, from the
-# real function: one compiled process for the 54 calls (tests/abi-probe, `table`).
+# table [GPU [VM]]: every request x BO kind ($REQUESTS x $BOS), "REQ BO FLAGS" per line, from
+# the real function: one compiled process for the 66 calls (tests/abi-probe, `table`).
 table() {
-	rdna1-abi-probe table "${1:-rdna1}" || fail "rdna1-abi-probe table"
+	rdna1-abi-probe table "${1:-rdna1}" "${2:-compute}" || fail "rdna1-abi-probe table"
 }
 # Baseline (no rdna1_mtype) recorded once by the first case that needs it.
 baseline() {

@@ -29,6 +29,10 @@ struct Module {
     mode: Option<&'static str>,
     scope: Option<String>,
     classes: Option<String>,
+    /// `compute` or `all`.
+    vm_scope: Option<&'static str>,
+    /// The module has no VM scope (ABI 1): it changes every VM.
+    predates_vm_scope: Option<bool>,
     layout: Option<Layout>,
     armed: Option<bool>,
     /// Why the hook could not be armed, if it could not.
@@ -59,6 +63,8 @@ struct Gpu {
     driver: Option<String>,
     in_scope: Option<bool>,
     protected: bool,
+    /// Which VMs are protected when `protected`: `compute` or `all`; else null.
+    protected_vms: Option<&'static str>,
     reason: Option<String>,
     reason_codes: Vec<&'static str>,
     stats: Option<Set>,
@@ -136,6 +142,8 @@ fn module(r: &Report) -> Module {
         mode: Some(m.mode.name()),
         scope: Some(m.scope.to_string()),
         classes: Some(m.classes.to_string()),
+        vm_scope: Some(m.vm_scope.name()),
+        predates_vm_scope: Some(m.predates_vm_scope),
         layout: Some(Layout {
             source: m.bo_layout_source.name(),
             status: m.bo_layout_status.name(),
@@ -161,6 +169,7 @@ fn gpu(g: &GpuReport) -> Gpu {
         driver: g.gpu.driver.clone(),
         in_scope: v.in_scope,
         protected: v.protected(),
+        protected_vms: v.protected_vms().map(|s| s.name()),
         reason: (!v.protected()).then(|| {
             v.reasons
                 .iter()
@@ -232,6 +241,8 @@ mod tests {
             "mode",
             "scope",
             "classes",
+            "vm_scope",
+            "predates_vm_scope",
             "layout",
             "armed",
             "arm_error",
@@ -246,6 +257,7 @@ mod tests {
         assert_eq!(g["rdna1"], true);
         assert!(g["driver"].is_null() && g["in_scope"].is_null() && g["stats"].is_null());
         assert_eq!(g["protected"], false);
+        assert!(g["protected_vms"].is_null());
         assert_eq!(
             g["reason_codes"],
             serde_json::json!(["module_not_loaded", "not_on_amdgpu"])

@@ -10,6 +10,7 @@ use rdna1_mtype_shared::policy::Skip;
 
 use super::{Counters, GpuReport, Report};
 use crate::module::params::ModuleState;
+use crate::output;
 
 pub fn human(r: &Report, out: &mut impl Write) -> io::Result<()> {
     module(r, out)?;
@@ -59,6 +60,16 @@ fn module(r: &Report, out: &mut impl Write) -> io::Result<()> {
     }
     writeln!(out, "mode:    {}", m.mode.name())?;
     writeln!(out, "scope:   {}", m.scope)?;
+    if m.predates_vm_scope {
+        writeln!(
+            out,
+            "vm scope: all (this module predates the VM scope: it changes every VM, graphics \
+             clients too, and rewrites requested UC; load the module installed with rdna1ctl \
+             for compute only)"
+        )?;
+    } else {
+        writeln!(out, "vm scope: {}", output::vm_scope_text(m.vm_scope))?;
+    }
     writeln!(out, "classes: {}", m.classes)?;
     match (m.bo_layout_status, m.bo_layout) {
         (LayoutStatus::Ok, Some(l)) => {
@@ -69,11 +80,6 @@ fn module(r: &Report, out: &mut impl Write) -> io::Result<()> {
             };
             writeln!(out, "layout:  amdgpu_bo {l} ({from})")?
         }
-        (LayoutStatus::Invalid, _) => writeln!(
-            out,
-            "layout:  INVALID (a BO read through it broke an invariant): no BO is modified; \
-             run `sudo rdna1ctl apply` (layout = \"auto\": built-in or BTF) to set one again"
-        )?,
         _ => writeln!(
             out,
             "layout:  unset: no BO is modified, only SVM ranges; run `sudo rdna1ctl apply` (layout = \"auto\": built-in or BTF)"
@@ -162,7 +168,7 @@ mod tests {
     use crate::gpus::tests::gpu as gpu_at;
     use crate::module::params::LoadedModule;
     use rdna1_mtype_shared::bo::BoLayout;
-    use rdna1_mtype_shared::policy::{Classes, Mode, Scope};
+    use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
 
     fn text(r: &Report) -> String {
         let mut v = Vec::new();
@@ -176,6 +182,8 @@ mod tests {
             mode,
             scope: Scope::Rdna1,
             classes: Classes::DEFAULT,
+            vm_scope: VmScope::Compute,
+            predates_vm_scope: false,
             bo_layout: layout
                 .then(|| BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"))
                 .flatten(),
@@ -248,7 +256,7 @@ mod tests {
             t.contains(
                 "GPU:     0000:03:00.0 Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]\n\
                  \x20        [1002:731f], board [1da2:e411], gfx1010, RDNA1 navi10, driver amdgpu, in scope\n\
-                 \x20        protected\n\
+                 \x20        protected (compute VMs)\n\
                  stats:   0000:03:00.0 [1002:731f]: 12 calls, rewritten WC 1 CC 2 UC 3, would rewrite WC 0 CC 0 UC 0, already_nc 4\n"
             ),
             "{t}"

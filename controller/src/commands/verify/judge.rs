@@ -3,12 +3,17 @@
 //! Updates are tallied per pid as they are decoded; judging happens once at the end, when the
 //! module's event log for the whole window has been read. A non-NC update is judged per
 //! (pid, MTYPE) group, since the correlation with the module's log is by pid and MTYPE.
+//!
+//! The tracepoint does not say which kind of VM an update is in. Under VM scope `compute` a
+//! process is judged only if the module logged a decision for it in a compute VM (its events
+//! carry the VM kind); any other process's non-NC updates are counted as outside the VM scope,
+//! never as violations: they may be a graphics client's, which the policy leaves alone.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rdna1_mtype_shared::abi::{Event, StatsArg, ACTION_KEEP, STATS_DEVICE, STATS_UNKNOWN_DEVICE};
 use rdna1_mtype_shared::pci::PciAddr;
-use rdna1_mtype_shared::policy::{Mode, Policy, Skip};
+use rdna1_mtype_shared::policy::{Mode, Policy, Skip, VmKind, VmScope};
 use rdna1_mtype_shared::pte::Mtype;
 use serde::Serialize;
 
@@ -58,6 +63,8 @@ pub struct Collector {
     pub by_pid: BTreeMap<i32, Tally>,
     /// (tgid, written MTYPE) -> (device, reason) of the module's logged keeps.
     pub keeps: Keeps,
+    /// tgid -> the kinds of VM (by name) the module logged decisions for (window and before).
+    pub vm_kinds: HashMap<u32, BTreeSet<&'static str>>,
     pub pid_filter: Option<u32>,
     /// Updates of other pids, dropped by `--pid`.
     pub filtered: u64,
@@ -74,6 +81,7 @@ impl Collector {
         Collector {
             by_pid: BTreeMap::new(),
             keeps: HashMap::new(),
+            vm_kinds: HashMap::new(),
             pid_filter,
             filtered: 0,
             module_events: 0,
@@ -117,6 +125,9 @@ impl Collector {
     /// ring before the window (they still attribute pids, and recent keeps still explain).
     pub fn add_event(&mut self, e: &Event, attr: &mut Attributor, in_window: bool) {
         let tgid = attr.note_event(e);
+        if let Some(kind) = e.vm() {
+            self.vm_kinds.entry(tgid).or_default().insert(kind.name());
+        }
         if in_window {
             self.module_events += 1;
         }
@@ -178,6 +189,12 @@ pub struct RowJson {
     pub explained: BTreeMap<String, u64>,
     /// Non-NC updates for devices outside the scope.
     pub out_of_scope: u64,
+    /// The kinds of VM the module logged decisions for this process in (compute, graphics,
+    /// unknown); empty if it logged none.
+    pub vm_kinds: Vec<&'static str>,
+    /// Non-NC updates not judged under VM scope `compute`: the module logged no decision for
+    /// this process in a compute VM, so they may be a graphics client's.
+    pub outside_vm_scope: u64,
 }
 
 /// What the judgement found.
@@ -186,6 +203,7 @@ pub struct Verdict {
     pub rows: Vec<RowJson>,
     pub violations: u64,
     pub would_violate: u64,
+    pub outside_vm_scope: u64,
     pub listed: Vec<ViolationJson>,
 }
 
@@ -195,6 +213,11 @@ pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
     for (&pid, t) in &c.by_pid {
         let a = attr.attribute(pid as u32);
         let in_scope = attr.in_scope(&a, &policy.scope);
+        let kinds = c.vm_kinds.get(&(pid as u32));
+        let in_vm_scope = match policy.vm_scope {
+            VmScope::All => true,
+            VmScope::Compute => kinds.is_some_and(|k| k.contains(VmKind::Compute.name())),
+        };
         let mut row = RowJson {
             device: a.label(),
             attribution: a.source,
@@ -214,6 +237,8 @@ pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
             would_violate: 0,
             explained: BTreeMap::new(),
             out_of_scope: 0,
+            vm_kinds: kinds.into_iter().flatten().copied().collect(),
+            outside_vm_scope: 0,
         };
         for (i, &m) in MTYPES.iter().enumerate().skip(1) {
             let n = t.mapped_updates[i];
@@ -222,6 +247,11 @@ pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
             }
             if !in_scope {
                 row.out_of_scope += n;
+                continue;
+            }
+            if !in_vm_scope {
+                row.outside_vm_scope += n;
+                v.outside_vm_scope += n;
                 continue;
             }
             // Explained if the module logged a keep for this process writing this MTYPE, on
@@ -344,11 +374,13 @@ mod tests {
         PciAddr::parse(s.as_bytes()).unwrap()
     }
 
+    /// VM scope `all`: every process is judged (the VM scope has tests of its own).
     fn policy(mode: Mode, scope: Scope) -> Policy {
         Policy {
             mode,
             scope,
             classes: Classes::DEFAULT,
+            vm_scope: VmScope::All,
         }
     }
 
@@ -544,6 +576,47 @@ mod tests {
         // gfx10 covers both devices: both are violations now.
         let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Gfx10));
         assert_eq!(v.violations, 2);
+    }
+
+    #[test]
+    fn vm_scope_compute_judges_only_processes_logged_in_a_compute_vm() {
+        let (mut c, mut a) = setup();
+        let in_vm = |pid, kind: VmKind| Event {
+            vm_kind: kind as u8,
+            ..event(pid, RDNA1, 0, ACTION_REWRITE, Skip::ModeOff, START)
+        };
+        // 10: a HIP process (compute VM); 11: a compositor under VM scope all earlier
+        // (graphics); 12: a v1 module's event (unknown); 13: no event at all.
+        c.add_event(&in_vm(10, VmKind::Compute), &mut a, true);
+        c.add_event(&in_vm(11, VmKind::Graphics), &mut a, true);
+        c.add_event(&in_vm(12, VmKind::Unknown), &mut a, true);
+        for pid in [10, 11, 12, 13] {
+            c.add_update(upd(pid, UC), &mut a);
+        }
+        // gfx10: 13, unattributed between the two devices, is in scope too.
+        let mut p = policy(Mode::Enforce, Scope::Gfx10);
+        p.vm_scope = VmScope::Compute;
+        let v = judge(&c, &a, &p);
+        let by_pid: BTreeMap<i32, (u64, u64, Vec<&str>)> = v
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.pid,
+                    (r.violations, r.outside_vm_scope, r.vm_kinds.clone()),
+                )
+            })
+            .collect();
+        assert_eq!(by_pid[&10], (1, 0, vec!["compute"]));
+        assert_eq!(by_pid[&11], (0, 1, vec!["graphics"]));
+        assert_eq!(by_pid[&12], (0, 1, vec!["unknown"]));
+        assert_eq!(by_pid[&13], (0, 1, vec![]));
+        assert_eq!((v.violations, v.outside_vm_scope), (1, 3));
+        assert_eq!(v.listed.len(), 1);
+        // Under VM scope all, every process is judged.
+        p.vm_scope = VmScope::All;
+        let v = judge(&c, &a, &p);
+        assert_eq!((v.violations, v.outside_vm_scope), (4, 0));
     }
 
     #[test]

@@ -224,6 +224,7 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs, out: &mut impl Write) -> Result<Code> {
         counters: judge::counter_deltas(&stats_before, &stats_after),
         violations: verdict.violations,
         would_violate: verdict.would_violate,
+        outside_vm_scope: verdict.outside_vm_scope,
         listed: verdict.listed,
         result: if verdict.violations > 0 {
             "violations"

@@ -67,6 +67,9 @@ pub struct VerifyJson {
     pub counters: Vec<CountersJson>,
     pub violations: u64,
     pub would_violate: u64,
+    /// Non-NC updates not judged under VM scope `compute` (no compute VM logged for their
+    /// process).
+    pub outside_vm_scope: u64,
     /// The first violations (or would-be violations in off/audit), at most 100.
     pub listed: Vec<ViolationJson>,
     /// `ok` or `violations`.
@@ -81,11 +84,12 @@ fn mt(p: &PtesJson) -> String {
 pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
     writeln!(
         out,
-        "verify: {:.1} s (ended by {}), policy mode {} scope {} classes {}{}",
+        "verify: {:.1} s (ended by {}), policy mode {} scope {} vm scope {} classes {}{}",
         r.duration_s,
         r.ended_by,
         r.policy.mode,
         r.policy.scope,
+        r.policy.vm_scope,
         r.policy.classes,
         if r.policy_changed {
             " (CHANGED during the window: judged by the policy at the start)"
@@ -159,6 +163,12 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
             }
             if row.would_violate > 0 {
                 note.push(format!("{} would violate in enforce", row.would_violate));
+            }
+            if row.outside_vm_scope > 0 {
+                note.push(format!(
+                    "{} outside the VM scope (no compute VM logged)",
+                    row.outside_vm_scope
+                ));
             }
             for (why, n) in &row.explained {
                 note.push(format!("{n} kept: {why}"));
@@ -267,6 +277,7 @@ mod tests {
                 mode: "enforce",
                 scope: "rdna1".into(),
                 classes: "coherent".into(),
+                vm_scope: "compute",
             },
             policy_changed: false,
             tracefs: TracefsJson {
@@ -302,10 +313,13 @@ mod tests {
                 would_violate: 0,
                 explained: Default::default(),
                 out_of_scope: 0,
+                vm_kinds: vec!["compute"],
+                outside_vm_scope: 0,
             }],
             counters: vec![],
             violations,
             would_violate: 0,
+            outside_vm_scope: 0,
             listed: vec![ViolationJson {
                 pid: 42,
                 comm: Some("python3".into()),
