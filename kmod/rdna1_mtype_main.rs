@@ -10,9 +10,9 @@
 //! The rooms: `ffi` (hook.h: what Rust imports from hook.c), `state` (the published policy and
 //! layout), `probe` (arming, and the handler that reads the state), `params` (the module
 //! parameters that write and show it), `control` (`/dev/rdna1_mtype`, one function per ioctl),
-//! `events` and `stats` (what the handler records, which both of the last two read).
+//! `misc` (its registration, with this module as the owner of its file operations), `events`
+//! and `stats` (what the handler records, which both of the last two read).
 
-use kernel::miscdevice::{MiscDeviceOptions, MiscDeviceRegistration};
 use kernel::prelude::*;
 
 #[path = "../shared/src/abi.rs"]
@@ -49,6 +49,7 @@ pub mod pte;
 mod control;
 mod events;
 mod ffi;
+mod misc;
 mod params;
 mod probe;
 mod state;
@@ -67,7 +68,7 @@ struct Rdna1Mtype {
     /// Dropped first: no new decision once unloading starts.
     _hook: probe::Hook,
     #[pin]
-    _control: MiscDeviceRegistration<control::Control>,
+    _control: misc::Registration,
 }
 
 impl kernel::InPlaceModule for Rdna1Mtype {
@@ -75,11 +76,7 @@ impl kernel::InPlaceModule for Rdna1Mtype {
         try_pin_init!(Self {
             // SAFETY: module init, which runs once.
             _hook: unsafe { probe::Hook::arm() }?,
-            // c_str!, not c"..": 6.18's MiscDeviceOptions.name is kernel::str::CStr, which only
-            // became core::ffi::CStr in 6.19 (docs/KERNELS.md, "Rust API floor").
-            _control <- MiscDeviceRegistration::register(MiscDeviceOptions {
-                name: kernel::c_str!("rdna1_mtype")
-            }),
+            _control <- misc::Registration::register(),
         })
         .pin_chain(|_| {
             state::log_loaded();
