@@ -107,10 +107,23 @@ fn write_slot(w: &mut SliceWriter<'_>, name: fmt::Arguments<'_>, s: &DevStats) -
     w.write_str("\n")
 }
 
-/// One line per device seen (address, vendor:device, counters), then the unidentified calls
-/// and the overflow slot if they counted anything. Counters are read one by one, not as a
-/// snapshot.
-pub(crate) fn write_all(w: &mut SliceWriter<'_>) -> fmt::Result {
+/// Room the last line needs when lines are left out.
+const TRUNCATED_RESERVE: usize = 128;
+
+/// Writes the lines `write_all` describes that end within `limit` bytes of `w`, in order, and
+/// returns how many were left out: from the first that does not fit, every line after it too.
+fn write_lines(w: &mut SliceWriter<'_>, limit: usize) -> usize {
+    let mut left_out = 0;
+    let mut line = |w: &mut SliceWriter<'_>, name: fmt::Arguments<'_>, s: &DevStats| {
+        if left_out == 0 {
+            let mark = w.len();
+            if write_slot(w, name, s).is_ok() && w.len() <= limit {
+                return;
+            }
+            w.truncate(mark);
+        }
+        left_out += 1;
+    };
     for s in &TABLE[UNKNOWN_SLOT + 1..OVERFLOW_SLOT] {
         let k = s.key.load(Relaxed);
         if k == FREE {
@@ -119,15 +132,35 @@ pub(crate) fn write_all(w: &mut SliceWriter<'_>) -> fmt::Result {
         let addr = PciAddr::from_raw(k as u32);
         let ident = s.ident.load(Relaxed);
         let (vendor, device) = (ident >> 16, ident & 0xffff);
-        write_slot(w, format_args!("{addr} {vendor:04x}:{device:04x}"), s)?;
+        line(w, format_args!("{addr} {vendor:04x}:{device:04x}"), s);
     }
     if TABLE[UNKNOWN_SLOT].calls.load(Relaxed) != 0 {
-        write_slot(w, format_args!("unknown-device -"), &TABLE[UNKNOWN_SLOT])?;
+        line(w, format_args!("unknown-device -"), &TABLE[UNKNOWN_SLOT]);
     }
     if TABLE[OVERFLOW_SLOT].calls.load(Relaxed) != 0 {
-        write_slot(w, format_args!("other-devices -"), &TABLE[OVERFLOW_SLOT])?;
+        line(w, format_args!("other-devices -"), &TABLE[OVERFLOW_SLOT]);
     }
-    Ok(())
+    left_out
+}
+
+/// One line per device seen (address, vendor:device, counters), then the unidentified calls
+/// and the overflow slot if they counted anything. Counters are read one by one, not as a
+/// snapshot. Lines that do not fit `w` (a parameter's page: about ten devices) are left out
+/// whole, and a last line `truncated: N more lines ...` says how many; `GET_STATS` has them all.
+pub(crate) fn write_all(w: &mut SliceWriter<'_>) -> fmt::Result {
+    if write_lines(w, w.capacity()) == 0 {
+        return Ok(());
+    }
+    w.truncate(0);
+    let left_out = write_lines(w, w.capacity().saturating_sub(TRUNCATED_RESERVE));
+    if left_out == 0 {
+        // Counters only grow and slots are only claimed: no shorter now; kept for safety.
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "truncated: {left_out} more lines than a page holds; the GET_STATS ioctl has every one"
+    )
 }
 
 /// Fills `out` with the `out.index`-th counter set in use, in the order `write_all` prints

@@ -102,6 +102,16 @@ impl<'a> SliceWriter<'a> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// The size of the buffer: how much can be written in all.
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Forgets what was written past `len` bytes (nothing if fewer were written).
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
 }
 
 impl fmt::Write for SliceWriter<'_> {
@@ -118,6 +128,21 @@ impl fmt::Write for SliceWriter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slice_writer_truncates_and_writes_on() {
+        use core::fmt::Write;
+        let mut buf = [0u8; 8];
+        let mut w = SliceWriter::new(&mut buf);
+        assert_eq!(w.capacity(), 8);
+        w.write_str("abcdef").unwrap();
+        assert!(w.write_str("ghi").is_err());
+        w.truncate(2);
+        w.truncate(5);
+        assert_eq!(w.len(), 2);
+        w.write_str("xyz").unwrap();
+        assert_eq!(&buf[..5], b"abxyz");
+    }
     use core::fmt::Write;
 
     #[test]

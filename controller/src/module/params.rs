@@ -40,6 +40,9 @@ pub struct LoadedModule {
     pub arm_error: Option<String>,
     /// Calls the hook's guards refused (`parameters/rejected`).
     pub rejected: u64,
+    /// Calls fprobe did not hand to the module (`parameters/missed`, its `nmissed`); `None`
+    /// for a module without that parameter.
+    pub missed: Option<u64>,
 }
 
 pub fn read(root: &SysRoot) -> Result<ModuleState> {
@@ -116,6 +119,13 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
             .parse()
             .with_context(|| format!("parameters/rejected reads {t:?}, expected a count"))?,
     };
+    let missed = match optional("parameters/missed") {
+        None => None,
+        Some(t) => Some(
+            t.parse()
+                .with_context(|| format!("parameters/missed reads {t:?}, expected a count"))?,
+        ),
+    };
     Ok(ModuleState::Loaded(LoadedModule {
         version,
         mode,
@@ -129,6 +139,7 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
         armed,
         arm_error,
         rejected,
+        missed,
     }))
 }
 

@@ -247,6 +247,7 @@ mod tests {
             armed: true,
             arm_error: None,
             rejected: 0,
+            missed: Some(0),
         }
     }
 

@@ -12,7 +12,8 @@
  *   bo_kinds below (struct amdgpu_bo with the domains, creation flags, TTM type and parent
  *   amdgpu gives such a BO); gpu one of the fake_gpus below (default rdna1), each an
  *   amdgpu_device whose dev/pdev point to a real struct pci_dev on a struct pci_bus, as
- *   amdgpu's probe sets them, or "unknown": an amdgpu_device with no device behind it. where
+ *   amdgpu's probe sets them, or "unknown": an amdgpu_device with no device behind it ("vmd"
+ *   is at 10000:03:00.0, "fill0".."fill9" at 0000:10:00.0..0000:19:00.0). where
  *   "stack" (default) or "heap": the PTE flags in kmalloc'd memory instead of on the stack, as
  *   no amdgpu caller does (rdna1_mtype must refuse to touch them). vm "compute" (default: a
  *   real struct amdgpu_vm with is_compute_context set, as KFD's VMs have), "graphics" (one
@@ -110,6 +111,19 @@ static struct fake_gpu gpus[] = {
 	{ "rdna2", PCI_VENDOR_ID_ATI, 0x73bf, 0, 0x04, PCI_DEVFN(0, 0) },	/* RX 6800 XT */
 	{ "other", PCI_VENDOR_ID_NVIDIA, 0x2204, 0, 0x05, PCI_DEVFN(0, 0) },
 	{ "unknown" },	/* adev->dev/pdev left NULL */
+	/* Behind an Intel VMD, whose domains start at 0x10000 (drivers/pci/controller/vmd.c). */
+	{ "vmd", PCI_VENDOR_ID_ATI, 0x731f, 0x10000, 0x03, PCI_DEVFN(0, 0) },
+	/* Ten more RX 5700 XTs (0000:10:00.0 to 0000:19:00.0): stats for more than a page holds. */
+	{ "fill0", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x10, PCI_DEVFN(0, 0) },
+	{ "fill1", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x11, PCI_DEVFN(0, 0) },
+	{ "fill2", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x12, PCI_DEVFN(0, 0) },
+	{ "fill3", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x13, PCI_DEVFN(0, 0) },
+	{ "fill4", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x14, PCI_DEVFN(0, 0) },
+	{ "fill5", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x15, PCI_DEVFN(0, 0) },
+	{ "fill6", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x16, PCI_DEVFN(0, 0) },
+	{ "fill7", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x17, PCI_DEVFN(0, 0) },
+	{ "fill8", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x18, PCI_DEVFN(0, 0) },
+	{ "fill9", PCI_VENDOR_ID_ATI, 0x731f, 0, 0x19, PCI_DEVFN(0, 0) },
 };
 
 static int fake_gpu_alloc(struct fake_gpu *g)

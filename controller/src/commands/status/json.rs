@@ -39,6 +39,8 @@ struct Module {
     arm_error: Option<String>,
     /// Calls the hook's guards refused.
     rejected: Option<u64>,
+    /// Calls fprobe did not hand to the module (null: not loaded, or a module without it).
+    missed: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -152,6 +154,7 @@ fn module(r: &Report) -> Module {
         armed: Some(m.armed),
         arm_error: m.arm_error.clone(),
         rejected: Some(m.rejected),
+        missed: m.missed,
     }
 }
 
@@ -247,6 +250,7 @@ mod tests {
             "armed",
             "arm_error",
             "rejected",
+            "missed",
         ] {
             assert!(d["module"][k].is_null(), "{k}: {d}");
         }

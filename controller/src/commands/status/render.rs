@@ -92,6 +92,12 @@ fn module(r: &Report, out: &mut impl Write) -> io::Result<()> {
             m.rejected
         )?;
     }
+    if let Some(n) = m.missed.filter(|&n| n > 0) {
+        writeln!(
+            out,
+            "missed:  {n} calls fprobe did not hand to the module (kept as amdgpu made them)"
+        )?;
+    }
     match (m.armed, &m.arm_error) {
         (true, _) => writeln!(out, "hook:    armed on amdgpu gmc_v10_0_get_vm_pte"),
         (false, Some(e)) => writeln!(out, "hook:    NOT armed: {e}"),
@@ -196,6 +202,7 @@ mod tests {
             armed: true,
             arm_error: None,
             rejected: 0,
+            missed: Some(0),
         })
     }
 
@@ -209,6 +216,7 @@ mod tests {
                     .into(),
             );
             l.rejected = 2;
+            l.missed = Some(3);
         }
         let t = text(&Report::new(m, vec![], false, Some(1), Counters::NoModule));
         assert!(
@@ -218,6 +226,7 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("guards:  2 calls refused"), "{t}");
+        assert!(t.contains("missed:  3 calls fprobe did not hand"), "{t}");
     }
 
     #[test]
