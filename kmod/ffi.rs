@@ -63,6 +63,8 @@ pub(crate) enum BadBo {
     Flags = 1,
     NoDomain = 2,
     Domain = 3,
+    /// A field the layout places at an address that cannot be read (past the BO's end).
+    Unreadable = 4,
 }
 
 /// `enum rdna1_policy_field` of hook.h: which parameter a store or show is for.

@@ -530,6 +530,7 @@ void rdna1_mtype_report_bad_bo(u32 why)
 		[RDNA1_BAD_BO_FLAGS] = "an unknown creation flag",
 		[RDNA1_BAD_BO_NO_DOMAIN] = "no preferred domain",
 		[RDNA1_BAD_BO_DOMAIN] = "an unknown domain",
+		[RDNA1_BAD_BO_UNREADABLE] = "a field at an unreadable address",
 	};
 
 	pr_warn_ratelimited("an amdgpu_bo has %s: left as amdgpu mapped it (class unknown, this call only)\n",

@@ -35,6 +35,7 @@ enum rdna1_bad_bo {
 	RDNA1_BAD_BO_FLAGS = 1,
 	RDNA1_BAD_BO_NO_DOMAIN = 2,
 	RDNA1_BAD_BO_DOMAIN = 3,
+	RDNA1_BAD_BO_UNREADABLE = 4,	/* a field at an address that faults: a wrong layout */
 };
 
 static_assert(sizeof(struct rdna1_pte_call) == 32);

@@ -5,7 +5,11 @@
 //!
 //! The handler runs with preemption off: it takes no sleeping lock and never allocates.
 
+use core::ffi::c_void;
+use core::mem::{size_of, MaybeUninit};
+
 use kernel::prelude::*;
+use kernel::transmute::FromBytes;
 
 use crate::abi;
 use crate::bo::{self, BoClass, BoFields, CheckedLayout};
@@ -90,8 +94,7 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
     // The class `decide` read, if it needed one: the event logs it.
     let mut read = None;
     let decision = policy::decide(&state.policy, &call, || {
-        // SAFETY: `c.bo` is the function's `bo` argument, per this function's contract.
-        let class = unsafe { bo_class(c.bo, state.bo_layout) };
+        let class = bo_class(c.bo, state.bo_layout);
         read = Some(class);
         class
     });
@@ -163,11 +166,10 @@ fn log_event(c: &PteCall, class: BoClass, before: u8, decision: Decision) {
 
 /// The class of the BO at `bo`, read through `layout`.
 ///
-/// # Safety
-///
-/// `bo` is null or points to a live `struct amdgpu_bo` (the hooked function's argument, which
-/// its caller keeps alive for the call).
-unsafe fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
+/// `bo` is the hooked function's argument: null or a live `struct amdgpu_bo`, which its caller
+/// keeps alive for the call. Safe whatever `bo` and `layout` are: fields are read with
+/// [`read_field`], which checks and never faults.
+fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
     if bo.is_null() {
         return BoClass::None;
     }
@@ -175,24 +177,22 @@ unsafe fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
         return BoClass::Unknown;
     };
     let l = l.get();
-    let type_offset = ffi::ttm_bo_type_offset() as usize;
-    // SAFETY: `bo` points to a live amdgpu_bo (contract). `l` is a `CheckedLayout` made by
-    // `state::check_layout` with this kernel's ttm_buffer_object size (its invariant): each
-    // field lies within `l.size` bytes, aligned for its type, and `tbo.type` lies within `tbo`;
-    // `l.size` is sizeof(struct amdgpu_bo) as BTF or root stated it. Volatile: amdgpu owns
-    // these fields (READ_ONCE).
-    let fields = unsafe {
-        BoFields {
-            preferred_domains: bo
-                .add(l.preferred_domains as usize)
-                .cast::<u32>()
-                .read_volatile(),
-            flags: bo.add(l.flags as usize).cast::<u64>().read_volatile(),
-            ttm_type: bo
-                .add(l.tbo as usize + type_offset)
-                .cast::<u32>()
-                .read_volatile(),
-        }
+    let type_offset = ffi::ttm_bo_type_offset();
+    // The offsets are BTF's or root's word only: root may give a layout whose `size` (up to
+    // 64 KiB) is far larger than the real struct, so a field may lie past the BO's end, in
+    // another object or on an unmapped page. Hence no plain reads: each field is copied with
+    // copy_from_kernel_nofault, and a field that cannot be read makes the BO unknown for this
+    // call, as one that breaks an invariant does.
+    let fields = (|| {
+        Some(BoFields {
+            preferred_domains: read_field(bo, l.size, l.preferred_domains)?,
+            flags: read_field(bo, l.size, l.flags)?,
+            ttm_type: read_field(bo, l.size, l.tbo.checked_add(type_offset)?)?,
+        })
+    })();
+    let Some(fields) = fields else {
+        ffi::report_bad_bo(ffi::BadBo::Unreadable);
+        return BoClass::Unknown;
     };
     bo::classify(fields).unwrap_or_else(|| {
         // Unknown for this call only: whoever made the BO (a render node can create one with
@@ -200,6 +200,43 @@ unsafe fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
         ffi::report_bad_bo(broken_invariant(&fields));
         BoClass::Unknown
     })
+}
+
+/// The `T` at byte `offset` of the BO at `bo`, if it lies within the layout's `size` bytes
+/// (which [`CheckedLayout`] bounds by [`bo::BoLayout::MAX_SIZE`]) and its address can be read:
+/// `None` if not (a wrong layout).
+///
+/// Callable with preemption or interrupts off: copy_from_kernel_nofault disables page faults
+/// around the copy, and a fault on the address ends the copy (exception table) instead of being
+/// handled. Past a real BO (kmalloc'd by amdgpu) lies the direct map: RAM or nothing.
+fn read_field<T: FromBytes>(bo: *const u8, size: u32, offset: u32) -> Option<T> {
+    let end = (offset as usize).checked_add(size_of::<T>())?;
+    if end > size as usize {
+        return None;
+    }
+    // Wrapping: a wrong layout places `src` outside the BO, where `add` would be undefined
+    // behaviour; the address is only handed to copy_from_kernel_nofault, never dereferenced.
+    let src = bo.wrapping_add(offset as usize);
+    let mut v = MaybeUninit::<T>::uninit();
+    // SAFETY: `v` is a local, valid for writes of `size_of::<T>()` bytes. copy_from_kernel_nofault
+    // takes any source address: it refuses user and non-canonical ones (-ERANGE) and, with
+    // page faults disabled, turns a fault into -EFAULT through the exception table, so an
+    // address past the BO is sound, and so is calling it from this exit handler (preemption
+    // off). Its loads are the arch's asm (as READ_ONCE in C), not Rust accesses: amdgpu
+    // writing the field meanwhile is no data race.
+    let ret = unsafe {
+        kernel::bindings::copy_from_kernel_nofault(
+            v.as_mut_ptr().cast::<c_void>(),
+            src.cast::<c_void>(),
+            size_of::<T>(),
+        )
+    };
+    if ret != 0 {
+        return None;
+    }
+    // SAFETY: the copy succeeded: all `size_of::<T>()` bytes of `v` are written, and any bytes
+    // are a valid `T` (`FromBytes`).
+    Some(unsafe { v.assume_init() })
 }
 
 /// Which of [`bo::classify`]'s invariants `f` breaks, for the log.

@@ -19,6 +19,9 @@
  *   real struct amdgpu_vm with is_compute_context set, as KFD's VMs have), "graphics" (one
  *   without, a DRM client's) or "none" (a NULL vm).
  *   Read back the PTE flags the call produced, as "0x%016llx".
+ *   Kind "edge" is a plain BO whose struct ends at the last byte of a vmalloc'd area, so the
+ *   next byte is vmalloc's unmapped guard page: where a layout that places a field past the
+ *   real struct's end makes a reader fault (a kmalloc'd BO's neighbour is mapped memory).
  * debugfs rdna1_mtype_harness/batch: many such lines in one write, their results (one line
  *   each, in order) read back on the same open file.
  * debugfs rdna1_mtype_harness/layout: the real struct amdgpu_bo layout of this kernel, in the
@@ -33,6 +36,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include "resolve_symbol.h"
 
 #include "amdgpu.h"
@@ -45,7 +49,8 @@ typedef void (*get_vm_pte_fn)(struct amdgpu_device *adev, struct amdgpu_vm *vm,
 
 static get_vm_pte_fn get_vm_pte;
 static struct amdgpu_vm *compute_vm, *graphics_vm;
-static struct amdgpu_bo *bo, *parent_bo;
+static struct amdgpu_bo *bo, *parent_bo, *edge_bo;
+static void *edge_area;
 static u64 *heap_flags;
 static struct dentry *dir;
 static DEFINE_MUTEX(call_lock);
@@ -57,6 +62,7 @@ struct bo_kind {
 	u64 flags;
 	enum ttm_bo_type type;
 	bool parent;	/* bo->parent set (a KFD attachment's BO on the exporting GPU) */
+	bool edge;	/* edge_bo: the BO that ends where an unmapped page begins */
 };
 
 #define GTT AMDGPU_GEM_DOMAIN_GTT
@@ -91,6 +97,8 @@ static const struct bo_kind bo_kinds[] = {
 	 */
 	{ "sg_attach", AMDGPU_GEM_DOMAIN_CPU,
 	  AMDGPU_GEM_CREATE_PREEMPTIBLE | AMDGPU_GEM_CREATE_COHERENT, ttm_bo_type_sg, true },
+	/* a plain BO followed by an unmapped page (edge_bo) */
+	{ "edge", GTT, 0, ttm_bo_type_device, false, true },
 };
 
 struct fake_gpu {
@@ -199,12 +207,12 @@ static int do_call(const char *line, u64 *result)
 				break;
 		if (i == ARRAY_SIZE(bo_kinds))
 			return -EINVAL;
-		bo->preferred_domains = bo_kinds[i].domains;
-		bo->allowed_domains = bo_kinds[i].domains;
-		bo->flags = bo_kinds[i].flags;
-		bo->tbo.type = bo_kinds[i].type;
-		bo->parent = bo_kinds[i].parent ? parent_bo : NULL;
-		arg = bo;
+		arg = bo_kinds[i].edge ? edge_bo : bo;
+		arg->preferred_domains = bo_kinds[i].domains;
+		arg->allowed_domains = bo_kinds[i].domains;
+		arg->flags = bo_kinds[i].flags;
+		arg->tbo.type = bo_kinds[i].type;
+		arg->parent = bo_kinds[i].parent ? parent_bo : NULL;
 	}
 	if (!get_vm_pte)
 		return -ENODEV;
@@ -377,6 +385,7 @@ static void free_objects(void)
 	kfree(heap_flags);
 	kfree(parent_bo);
 	kfree(bo);
+	vfree(edge_area);
 	kfree(graphics_vm);
 	kfree(compute_vm);
 	fake_gpus_free();
@@ -403,7 +412,14 @@ static int __init harness_init(void)
 	bo = kzalloc_obj(*bo);
 	parent_bo = kzalloc_obj(*parent_bo);
 	heap_flags = kzalloc_obj(*heap_flags);
-	ret = compute_vm && graphics_vm && bo && parent_bo && heap_flags ? 0 : -ENOMEM;
+	/*
+	 * vmalloc follows every area with an unmapped guard page (no VM_NO_GUARD): edge_bo ends
+	 * at the area's last byte. sizeof is a multiple of the alignment, which divides PAGE_SIZE.
+	 */
+	edge_area = vzalloc(PAGE_ALIGN(sizeof(*edge_bo)));
+	if (edge_area)
+		edge_bo = edge_area + PAGE_ALIGN(sizeof(*edge_bo)) - sizeof(*edge_bo);
+	ret = compute_vm && graphics_vm && bo && parent_bo && heap_flags && edge_bo ? 0 : -ENOMEM;
 	if (!ret) {
 		/* What amdgpu_vm_make_compute() sets when KFD acquires a VM. */
 		compute_vm->is_compute_context = true;

@@ -24,7 +24,8 @@ REQ_DEFAULT=0x6 REQ_NC=0x26 REQ_WC=0x46 REQ_CC=0x66 REQ_UC=0x86 REQ_RW=0xa6
 # uncached, sg_coherent (KFD doorbell/MMIO sg BO), sg (dma-buf import), doorbell (GEM doorbell
 # domain), corrupt (an unknown creation flag: what a wrong layout reads), seq64 (amdgpu's
 # kernel BO, which it maps UC), domains0 (GEM_CREATE with domains = 0), sg_attach (KFD's sg
-# attachment of a peer GPU's coherent memory: domain CPU, COHERENT, a parent BO).
+# attachment of a peer GPU's coherent memory: domain CPU, COHERENT, a parent BO), edge (a
+# plain BO whose struct ends right before an unmapped page).
 call() {
 	echo "$1 $2 $3 ${4:-rdna1} ${5:-stack} ${6:-compute}" >"$HARNESS" || fail "harness write '$*'"
 	# The shell's own read: no fork of cat per call (under TCG + KASAN each fork is costly).
