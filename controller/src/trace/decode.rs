@@ -192,7 +192,6 @@ pub fn decode_page(
 /// Writes `updates` as one page the way the kernel lays it out (tests and the benchmark):
 /// small records with `type_len`, records over 112 bytes with the length in `array[0]`.
 /// Returns how many updates fit.
-#[allow(dead_code)] // Used by tests and benches/verify_decode.rs.
 pub fn encode_page(
     pl: &PageLayout,
     ev: &UpdatePtesLayout,
