@@ -24,6 +24,12 @@
  *   real struct's end makes a reader fault (a kmalloc'd BO's neighbour is mapped memory).
  * debugfs rdna1_mtype_harness/batch: many such lines in one write, their results (one line
  *   each, in order) read back on the same open file.
+ * debugfs rdna1_mtype_harness/loop: write "<n> <request as for call>" (n decimal, up to
+ *   LOOP_MAX_CALLS): the request runs n times in a kernel loop (no system call per call:
+ *   millions of calls under TCG + KASAN), on a BO and PTE flags of this write's own, so loops
+ *   on several CPUs run at once (VM case 64). A read on the same open file returns
+ *   "calls=N nc=N wc=N cc=N uc=N rsvd=N rest_differ=N first=0x..": the results by MTYPE, how
+ *   many differed from the first in a bit other than MTYPE, and the first result.
  * debugfs rdna1_mtype_harness/layout: the real struct amdgpu_bo layout of this kernel, in the
  *   form rdna1_mtype's bo_layout parameter takes (what rdna1ctl derives from BTF).
  */
@@ -34,6 +40,9 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/rwsem.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -54,6 +63,8 @@ static void *edge_area;
 static u64 *heap_flags;
 static struct dentry *dir;
 static DEFINE_MUTEX(call_lock);
+/* Held for reading by the loops, which call without call_lock; for writing to forget amdgpu. */
+static DECLARE_RWSEM(loop_sem);
 static u64 last_result;
 
 struct bo_kind {
@@ -171,58 +182,88 @@ static void fake_gpus_free(void)
 	}
 }
 
-/* One call of the real function for one request line; the caller holds call_lock. */
-static int do_call(const char *line, u64 *result)
-{
-	char kind[16], gpu[16] = "rdna1", where[8] = "stack", vm_kind[16] = "compute";
+/* One parsed request line: the arguments of one call of the real function. */
+struct call_spec {
 	u32 vm_flags;
 	u64 flags;
-	struct amdgpu_bo *arg = NULL;
-	struct amdgpu_device *adev = NULL;
+	const struct bo_kind *kind;	/* NULL: no BO */
+	struct amdgpu_device *adev;
 	struct amdgpu_vm *vm;
+	bool heap;
+};
+
+static int parse_call(const char *line, struct call_spec *c)
+{
+	char kind[16], gpu[16] = "rdna1", where[8] = "stack", vm_kind[16] = "compute";
 	int i;
 
-	lockdep_assert_held(&call_lock);
-	if (sscanf(line, "%x %15s %llx %15s %7s %15s", &vm_flags, kind, &flags, gpu, where,
+	if (sscanf(line, "%x %15s %llx %15s %7s %15s", &c->vm_flags, kind, &c->flags, gpu, where,
 		   vm_kind) < 3)
 		return -EINVAL;
 	if (strcmp(where, "stack") && strcmp(where, "heap"))
 		return -EINVAL;
+	c->heap = !strcmp(where, "heap");
 	if (!strcmp(vm_kind, "compute"))
-		vm = compute_vm;
+		c->vm = compute_vm;
 	else if (!strcmp(vm_kind, "graphics"))
-		vm = graphics_vm;
+		c->vm = graphics_vm;
 	else if (!strcmp(vm_kind, "none"))
-		vm = NULL;
+		c->vm = NULL;
 	else
 		return -EINVAL;
+	c->adev = NULL;
 	for (i = 0; i < ARRAY_SIZE(gpus); i++)
 		if (!strcmp(gpu, gpus[i].name))
-			adev = gpus[i].adev;
-	if (!adev)
+			c->adev = gpus[i].adev;
+	if (!c->adev)
 		return -EINVAL;
+	c->kind = NULL;
 	if (strcmp(kind, "none")) {
 		for (i = 0; i < ARRAY_SIZE(bo_kinds); i++)
 			if (!strcmp(kind, bo_kinds[i].name))
-				break;
-		if (i == ARRAY_SIZE(bo_kinds))
+				c->kind = &bo_kinds[i];
+		if (!c->kind)
 			return -EINVAL;
-		arg = bo_kinds[i].edge ? edge_bo : bo;
-		arg->preferred_domains = bo_kinds[i].domains;
-		arg->allowed_domains = bo_kinds[i].domains;
-		arg->flags = bo_kinds[i].flags;
-		arg->tbo.type = bo_kinds[i].type;
-		arg->parent = bo_kinds[i].parent ? parent_bo : NULL;
+	}
+	return 0;
+}
+
+/* Makes a BO of the given kind of *arg. */
+static void bo_set(struct amdgpu_bo *arg, const struct bo_kind *k)
+{
+	arg->preferred_domains = k->domains;
+	arg->allowed_domains = k->domains;
+	arg->flags = k->flags;
+	arg->tbo.type = k->type;
+	arg->parent = k->parent ? parent_bo : NULL;
+}
+
+/* One call of the real function for one request line; the caller holds call_lock. */
+static int do_call(const char *line, u64 *result)
+{
+	struct amdgpu_bo *arg = NULL;
+	struct call_spec c;
+	u64 flags;
+	int ret;
+
+	lockdep_assert_held(&call_lock);
+	ret = parse_call(line, &c);
+	if (ret)
+		return ret;
+	if (c.kind) {
+		arg = c.kind->edge ? edge_bo : bo;
+		bo_set(arg, c.kind);
 	}
 	if (!get_vm_pte)
 		return -ENODEV;
-	if (!strcmp(where, "heap")) {
-		*heap_flags = flags;
-		get_vm_pte(adev, vm, arg, vm_flags, heap_flags);
+	if (c.heap) {
+		*heap_flags = c.flags;
+		get_vm_pte(c.adev, c.vm, arg, c.vm_flags, heap_flags);
 		*result = *heap_flags;
 		return 0;
 	}
-	get_vm_pte(adev, vm, arg, vm_flags, &flags);
+	flags = c.flags;
+	get_vm_pte(c.adev, c.vm, arg, c.vm_flags, &flags);
 	*result = flags;
 	return 0;
 }
@@ -342,6 +383,138 @@ static const struct file_operations batch_fops = {
 	.release = batch_release,
 };
 
+/*
+ * loop: one request, run n times by a kernel loop; several loops (one per CPU) run at once,
+ * each with a BO and heap flags of its own (kind "edge" is refused: its BO is shared).
+ */
+struct loop_results {
+	u64 calls, by_mtype[8], rest_differ, first;
+};
+
+#define LOOP_MAX_CALLS 100000000
+/* The NV10 MTYPE field (amdgpu_vm.h: AMDGPU_PTE_MTYPE_NV10_MASK, bits 48..50). */
+#define MTYPE_SHIFT 48
+
+static void loop_calls(const struct call_spec *c, struct amdgpu_bo *arg, u64 *heap, u64 n,
+		       struct loop_results *r)
+{
+	u64 i, flags, rest = 0;
+
+	for (i = 0; i < n; i++) {
+		flags = c->flags;
+		if (c->heap) {
+			*heap = flags;
+			get_vm_pte(c->adev, c->vm, arg, c->vm_flags, heap);
+			flags = *heap;
+		} else {
+			get_vm_pte(c->adev, c->vm, arg, c->vm_flags, &flags);
+		}
+		if (!i) {
+			r->first = flags;
+			rest = flags & ~AMDGPU_PTE_MTYPE_NV10_MASK;
+		}
+		r->by_mtype[(flags & AMDGPU_PTE_MTYPE_NV10_MASK) >> MTYPE_SHIFT]++;
+		if ((flags & ~AMDGPU_PTE_MTYPE_NV10_MASK) != rest)
+			r->rest_differ++;
+		r->calls++;
+		/* Millions of calls: let the other tasks of this CPU (a policy writer) run. */
+		if (!(i & 1023)) {
+			cond_resched();
+			if (fatal_signal_pending(current))
+				break;
+		}
+	}
+}
+
+static ssize_t loop_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
+{
+	struct loop_results *r;
+	struct amdgpu_bo *arg = NULL;
+	struct call_spec c;
+	char buf[112], *spec;
+	u64 n, *heap;
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	spec = strchr(buf, ' ');
+	if (!spec)
+		return -EINVAL;
+	*spec++ = 0;
+	ret = kstrtou64(buf, 10, &n);
+	if (ret)
+		return ret;
+	if (!n || n > LOOP_MAX_CALLS)
+		return -EINVAL;
+	ret = parse_call(spec, &c);
+	if (ret)
+		return ret;
+	if (c.kind && c.kind->edge)
+		return -EINVAL;
+	r = kzalloc_obj(*r);
+	heap = kzalloc_obj(*heap);
+	if (c.kind)
+		arg = kzalloc_obj(*arg);
+	if (!r || !heap || (c.kind && !arg)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (c.kind)
+		bo_set(arg, c.kind);
+	down_read(&loop_sem);
+	if (get_vm_pte)
+		loop_calls(&c, arg, heap, n, r);
+	else
+		ret = -ENODEV;
+	up_read(&loop_sem);
+	if (!ret) {
+		mutex_lock(&call_lock);
+		swap(f->private_data, r);
+		*off = 0;
+		mutex_unlock(&call_lock);
+	}
+out:
+	kfree(arg);
+	kfree(heap);
+	kfree(r);
+	return ret ? ret : len;
+}
+
+static ssize_t loop_read(struct file *f, char __user *ubuf, size_t len, loff_t *off)
+{
+	struct loop_results *r;
+	char buf[256];
+	int n = 0;
+
+	mutex_lock(&call_lock);
+	r = f->private_data;
+	if (r)
+		n = scnprintf(buf, sizeof(buf),
+			      "calls=%llu nc=%llu wc=%llu cc=%llu uc=%llu rsvd=%llu rest_differ=%llu first=0x%016llx\n",
+			      r->calls, r->by_mtype[0], r->by_mtype[1], r->by_mtype[2],
+			      r->by_mtype[3],
+			      r->by_mtype[4] + r->by_mtype[5] + r->by_mtype[6] + r->by_mtype[7],
+			      r->rest_differ, r->first);
+	mutex_unlock(&call_lock);
+	return simple_read_from_buffer(ubuf, len, off, buf, n);
+}
+
+static int loop_release(struct inode *inode, struct file *f)
+{
+	kfree(f->private_data);
+	return 0;
+}
+
+static const struct file_operations loop_fops = {
+	.owner = THIS_MODULE,
+	.read = loop_read,
+	.write = loop_write,
+	.release = loop_release,
+};
+
 static ssize_t layout_read(struct file *f, char __user *ubuf, size_t len, loff_t *off)
 {
 	char buf[96];
@@ -371,9 +544,11 @@ static int module_event(struct notifier_block *nb, unsigned long state, void *da
 	struct module *mod = data;
 
 	if (state == MODULE_STATE_GOING && !strcmp(mod->name, "amdgpu")) {
+		down_write(&loop_sem);
 		mutex_lock(&call_lock);
 		get_vm_pte = NULL;
 		mutex_unlock(&call_lock);
+		up_write(&loop_sem);
 	}
 	return NOTIFY_DONE;
 }
@@ -438,6 +613,7 @@ static int __init harness_init(void)
 	dir = debugfs_create_dir("rdna1_mtype_harness", NULL);
 	debugfs_create_file("call", 0600, dir, NULL, &call_fops);
 	debugfs_create_file("batch", 0600, dir, NULL, &batch_fops);
+	debugfs_create_file("loop", 0600, dir, NULL, &loop_fops);
 	debugfs_create_file("layout", 0400, dir, NULL, &layout_fops);
 	pr_info("calling %s at %pS\n", TARGET, (void *)addr);
 	return 0;
