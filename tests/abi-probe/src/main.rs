@@ -2,9 +2,13 @@
 //!
 //! `rdna1-abi-probe matrix`: see `matrix::run`. `table`: see table.rs. `race`: see race.rs.
 //! `rdna1-abi-probe errors`: each check prints `ok NAME` or `FAIL NAME: ...`; exit 1 on any
-//! failure. `rdna1-abi-probe fuzz N SEED`: N random commands (valid and invalid numbers, sizes,
-//! fields, user pointers, incl. kernel addresses); every return must be 0 or a documented
-//! error. The policy is restored afterwards. The kernel log is judged by the VM host.
+//! failure. `rdna1-abi-probe fuzz N SEED [nobody]`: N random commands (valid and invalid
+//! numbers, sizes, fields, user pointers, incl. kernel addresses); every return must be 0 or a
+//! documented error, and after every rejected command the policy (GET_POLICY and the policy
+//! parameters in sysfs) must be byte-identical to before it. The policy is restored afterwards.
+//! With `nobody` the device is opened as root, then the process drops to uid/gid 65534 and
+//! fuzzes through the open file: every SET_POLICY must give EPERM and the policy never
+//! changes. `flips` and `cycles`: see churn.rs. The kernel log is judged by the VM host.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
@@ -14,6 +18,7 @@ use nix::libc;
 use rdna1_mtype_shared::abi::*;
 use rdna1_mtype_shared::policy::{Mode, Policy, VmScope};
 
+mod churn;
 mod harness;
 mod race;
 mod table;
@@ -296,8 +301,32 @@ fn v1(fd: RawFd, c: &mut Checks, before: &PolicyArg) {
     raw(fd, IOC_SET_POLICY, before as *const _ as usize).expect("restore policy");
 }
 
-fn fuzz(fd: RawFd, n: u64, seed: u64) -> u32 {
+/// Drops to uid and gid 65534 (nobody), no supplementary groups, for good.
+fn become_nobody() -> Result<(), Errno> {
+    use nix::unistd::{setgroups, setresgid, setresuid, Gid, Uid};
+    let (uid, gid) = (Uid::from_raw(65534), Gid::from_raw(65534));
+    setgroups(&[])?;
+    setresgid(gid, gid, gid)?;
+    setresuid(uid, uid, uid)
+}
+
+fn fuzz(fd: RawFd, n: u64, seed: u64, nobody: bool) -> u32 {
     let saved = get_policy(fd);
+    // Opened before a privilege drop: the parameters need not be readable by nobody.
+    let view = churn::PolicyView::open(fd).expect("policy parameters");
+    let mut last = view.snapshot();
+    let initial = view.snapshot();
+    if nobody {
+        become_nobody().expect("drop to uid/gid 65534");
+        // The drop took: nobody may not change a parameter either.
+        let w = std::fs::write("/sys/module/rdna1_mtype/parameters/mode", "off");
+        if w.as_ref().map_err(|e| e.kind()) != Err(std::io::ErrorKind::PermissionDenied) {
+            println!("FAIL fuzz: writing the mode parameter as nobody gave {w:?}");
+            return 1;
+        }
+    }
+    let (mut rejected, mut eperm) = (0u64, 0u64);
+    let t = std::time::Instant::now();
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut buf = vec![0u8; 4096];
     let mut events = vec![Event::default(); 8];
@@ -346,16 +375,49 @@ fn fuzz(fd: RawFd, n: u64, seed: u64) -> u32 {
             2 => 0xffff_8880_0000_0000 + rng.usize(0..1 << 20),
             _ => buf.as_mut_ptr() as usize,
         };
-        match raw(fd, cmd, arg) {
+        let got = raw(fd, cmd, arg);
+        let setter = cmd == IOC_SET_POLICY || cmd == IOC_SET_POLICY_V1;
+        match got {
+            Err(Errno::EPERM) if nobody && setter => eperm += 1,
+            // Not privileged: a setter never gets past its permission check.
+            _ if nobody && setter => {
+                println!("FAIL fuzz #{i}: cmd {cmd:#x} as nobody: {got:?}, want EPERM");
+                failed += 1;
+            }
             Ok(0) | Err(Errno::EINVAL | Errno::ENOTTY | Errno::EFAULT | Errno::ENOENT) => {}
             other => {
                 println!("FAIL fuzz #{i}: cmd {cmd:#x} arg {arg:#x}: {other:?}");
                 failed += 1;
             }
         }
+        if got.is_err() {
+            rejected += 1;
+            let now = view.snapshot();
+            if now != last {
+                println!(
+                    "FAIL fuzz #{i}: cmd {cmd:#x} arg {arg:#x} was rejected ({got:?}) but the policy changed: {last:?} -> {now:?}"
+                );
+                failed += 1;
+                last = now;
+            }
+        } else if !nobody {
+            // An accepted SET_POLICY may change it: the next comparison is against this.
+            last = view.snapshot();
+        }
     }
-    raw(fd, IOC_SET_POLICY, &saved as *const _ as usize).expect("restore policy");
-    println!("fuzz: {n} calls, {failed} unexpected results");
+    if nobody {
+        if view.snapshot() != initial {
+            println!("FAIL fuzz: the policy changed under nobody's calls");
+            failed += 1;
+        }
+    } else {
+        raw(fd, IOC_SET_POLICY, &saved as *const _ as usize).expect("restore policy");
+    }
+    let who = if nobody { "uid 65534" } else { "root" };
+    println!(
+        "fuzz: {n} calls as {who} (seed {seed}), {rejected} rejected ({eperm} EPERM), {failed} unexpected results or policy changes, {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     failed
 }
 
@@ -382,6 +444,10 @@ fn main() {
             }
             std::process::exit(i32::from(n == 0 || r.is_err()));
         }
+        Some("cycles") => {
+            let n = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10);
+            std::process::exit(i32::from(report(churn::cycles(n)) != 0));
+        }
         Some("race") => {
             let rounds = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
             std::process::exit(i32::from(!race::run(rounds)));
@@ -400,16 +466,36 @@ fn main() {
         Some("fuzz") => {
             let n = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000);
             let seed = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
-            fuzz(fd, n, seed)
+            fuzz(
+                fd,
+                n,
+                seed,
+                args.get(4).map(String::as_str) == Some("nobody"),
+            )
+        }
+        Some("flips") => {
+            let calls = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+            report(churn::flips(fd, calls))
         }
         _ => {
             eprintln!(
-                "usage: rdna1-abi-probe errors | fuzz N SEED | matrix | table [GPU [VM]] | calls N VM_FLAGS BO PTE_FLAGS [GPU [WHERE [VM]]] | race ROUNDS"
+                "usage: rdna1-abi-probe errors | fuzz N SEED [nobody] | flips CALLS | cycles N | matrix | table [GPU [VM]] | calls N VM_FLAGS BO PTE_FLAGS [GPU [WHERE [VM]]] | race ROUNDS"
             );
             2
         }
     };
     std::process::exit(i32::from(failed != 0));
+}
+
+/// A churn run's outcome as a failure count, its error printed.
+fn report(r: Result<(), String>) -> u32 {
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            println!("FAIL {e}");
+            1
+        }
+    }
 }
 
 /// `rdna1-abi-probe matrix`: every device x request x BO kind x VM kind x mode x (device

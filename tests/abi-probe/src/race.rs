@@ -24,7 +24,7 @@ const PARAMS: &str = "/sys/module/rdna1_mtype/parameters";
 /// A CC request (AMDGPU_VM_MTYPE_CC << 5 | READABLE | WRITEABLE) without a BO, on the RDNA1.
 const CALL_CC: &str = "0x66 none 0x67 rdna1";
 
-fn pin(cpu: usize) -> Result<(), String> {
+pub(crate) fn pin(cpu: usize) -> Result<(), String> {
     let mut set = CpuSet::new();
     set.set(cpu).map_err(|e| format!("cpu {cpu}: {e}"))?;
     sched_setaffinity(Pid::from_raw(0), &set).map_err(|e| format!("pin to cpu {cpu}: {e}"))
