@@ -22,13 +22,14 @@ start=$(date +%s)
 # synchronize_rcu wait for the round-robin switch, so only the cases that declare
 # `# needs: cpus=2` run there, in a second boot. docs/TESTING.md.
 smp=${RDNA1_SMP:-1}
+# RDNA1_SOAK=1 (make soak, tests/soak.sh): rdna1.soak=1, the cases with churn counts raise them.
 accel=tcg
 [ "$smp" = 1 ] || accel=tcg,thread=single
 [ "$limit" -gt 0 ] || { echo "VM: no time left for this boot (limit ${limit}s)" >&2; exit 1; }
 # No NIC, no VGA: fewer devices to emulate and probe (each PCI device costs seconds of boot).
 timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m 2048 -nic none -vga none \
 	-nographic -no-reboot -kernel "$image" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job rdna1.strict=${RDNA1_STRICT:-0}${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}" </dev/null >"$log" 2>&1
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job rdna1.strict=${RDNA1_STRICT:-0}${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}${RDNA1_SOAK:+ rdna1.soak=$RDNA1_SOAK}" </dev/null >"$log" 2>&1
 rc=$?
 tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 secs=$(($(date +%s) - start))
