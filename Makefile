@@ -2,11 +2,12 @@
 #   make demo   build everything, boot the test VM, show rdna1ctl status and the MTYPE table
 #   make test   every test: Rust checks, cargo tests, checkpatch, VM tests
 #   make bench  hook-mechanism benchmark (ns per call, side by side, in the VM)
+#   make soak   issue 14's churn proof at full counts (VM case 64, two CPUs; tens of minutes)
 #   make install / make uninstall   (DESTDIR=, PREFIX=, PURGE=1: see install.sh)
 # Both install what they need on a fresh machine (Debian 12, root) and cache the test kernel
 # in ~/.cache/rdna1-mtype (override with RDNA1_CACHE).
 
-.PHONY: demo test bench kernel clean install uninstall
+.PHONY: demo test bench soak kernel clean install uninstall
 
 demo:
 	bash tests/demo.sh
@@ -17,6 +18,11 @@ test:
 # ns per call of the hooked function per hook mechanism, side by side in one VM run.
 bench:
 	bash tests/bench.sh
+
+# Random ioctls, policy flips under a million calls, load/unload and amdgpu reload cycles, on
+# the KASAN/lockdep/kmemleak kernel (docs/TESTING.md, "Soak").
+soak:
+	bash tests/soak.sh
 
 install:
 	sh install.sh install
