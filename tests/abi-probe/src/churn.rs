@@ -153,7 +153,8 @@ struct Tally {
 impl Tally {
     /// Adds one loop's results; `natural` is amdgpu's own result for its request.
     fn add(&self, r: &LoopResult, natural: u64) {
-        let own = mtype_of(natural) as usize;
+        // Bucket 4 holds the reserved MTYPEs (4..7).
+        let own = (mtype_of(natural) as usize).min(4);
         let nc = r.by_mtype[Mtype::Nc as usize];
         let own_n = if own == Mtype::Nc as usize {
             0
