@@ -37,9 +37,6 @@ impl Hook {
     ///
     /// Called once, from module init.
     pub(crate) unsafe fn arm() -> Result<Hook> {
-        // SAFETY: once, from module init (this function's contract), before the hook can run
-        // or the device is registered.
-        unsafe { events::init() };
         ffi::check_kernel()?;
         // Before arming: the first hooked call already classifies BOs.
         state::init_layout();
@@ -61,6 +58,9 @@ impl Drop for Hook {
 }
 
 /// Applies the policy to the PTE flags `gmc_v10_0_get_vm_pte` just computed, and counts.
+///
+/// Reads nothing the decision does not need: the VM's kind and the BO's class only when
+/// [`policy::decide`] asks (a logged event reads the VM's kind if it was not read).
 ///
 /// # Safety
 ///
@@ -84,20 +84,23 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
         vendor: c.dev_vendor,
         device: c.dev_device,
     });
-    let state = state::current();
+    let rcu = kernel::sync::rcu::read_lock();
+    let state = state::current(&rcu);
     let call = Call {
         vm_flags: c.vm_flags,
         flags: computed,
         device,
-        vm: VmKind::from_u32(u32::from(c.vm_kind)).unwrap_or(VmKind::Unknown),
     };
-    // The class `decide` read, if it needed one: the event logs it.
-    let mut read = None;
-    let decision = policy::decide(&state.policy, &call, || {
-        let class = bo_class(c.bo, state.bo_layout);
-        read = Some(class);
-        class
-    });
+    // What `decide` read, if it needed it: the event logs it.
+    let mut vm_read = None;
+    let mut class_read = None;
+    let decision = policy::decide(
+        &state.policy,
+        &call,
+        || *vm_read.insert(ffi::vm_kind(c.vm)),
+        || *class_read.insert(bo_class(c.bo, state.bo_layout)),
+    );
+    drop(rcu);
     if let Decision::Rewrite(new) = decision {
         // SAFETY: as above.
         unsafe { c.flags.write(new) };
@@ -118,35 +121,46 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
                 | Skip::NotAValidPage
         )
     ) {
-        // Not read means the decision did not depend on the BO (an unknown device): it is not
-        // read for the log either, so an event never reads more than the decision did. A null
-        // BO is known without reading.
-        let class = read.unwrap_or(if c.bo.is_null() {
+        // Not read means the decision did not depend on the BO (an unknown device, say): it
+        // is not read for the log either, so an event never reads a BO the decision did not.
+        // A null BO is known without reading. The VM's kind is one byte read without faulting.
+        let class = class_read.unwrap_or(if c.bo.is_null() {
             BoClass::None
         } else {
             BoClass::Unknown
         });
-        log_event(c, class, before, decision);
+        let vm = vm_read.unwrap_or_else(|| ffi::vm_kind(c.vm));
+        log_event(c, vm, class, before, decision);
     }
 }
 
 /// Appends one decision to the event ring.
-fn log_event(c: &PteCall, class: BoClass, before: u8, decision: Decision) {
+fn log_event(c: &PteCall, vm: VmKind, class: BoClass, before: u8, decision: Decision) {
     let written = match decision {
         Decision::Rewrite(f) => pte::mtype_bits(f),
         _ => before,
     };
     let (action, skip) = abi::Event::action_of(decision);
     let task = kernel::task::Task::current_raw();
-    // SAFETY: `current` is valid for the whole call; pid and comm are plain fields (comm may
-    // change concurrently: a torn name is harmless, as with get_task_comm).
-    let (pid, comm) = unsafe { ((*task).pid, (*task).comm) };
+    // SAFETY: `current` is valid for the whole call; pid, flags and comm are plain fields
+    // (comm may change concurrently: a torn name is harmless, as with get_task_comm).
+    let (mut pid, task_flags, mut comm) =
+        unsafe { ((*task).pid as u32, (*task).flags, (*task).comm) };
+    // A kernel thread (KFD's restore worker, an SVM worker) maps for the process owning the
+    // VM: name that process, as amdgpu recorded it, or say the thread is all there is.
+    let origin = if task_flags & kernel::bindings::PF_KTHREAD == 0 {
+        abi::ORIGIN_TASK
+    } else if let Some((owner, name)) = ffi::vm_owner(c.vm) {
+        pid = owner;
+        comm = name;
+        abi::ORIGIN_VM_OWNER
+    } else {
+        abi::ORIGIN_KERNEL_THREAD
+    };
     let ev = abi::Event {
         seq: 0,
-        // SAFETY: ktime_get() may be called from any context but NMI; this is a probe on a
-        // process-context function.
-        time_ns: unsafe { kernel::bindings::ktime_get() } as u64,
-        pid: pid as u32,
+        time_ns: ffi::coarse_monotonic_ns(),
+        pid,
         dev_addr: c.dev_addr,
         vendor: c.dev_vendor,
         device: c.dev_device,
@@ -158,8 +172,8 @@ fn log_event(c: &PteCall, class: BoClass, before: u8, decision: Decision) {
         action,
         skip,
         dev_known: c.dev_known,
-        vm_kind: c.vm_kind,
-        reserved: 0,
+        vm_kind: vm as u8,
+        origin,
     };
     events::push(ev);
 }
