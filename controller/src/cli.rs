@@ -36,6 +36,10 @@ pub struct Cli {
     )]
     pub root: PathBuf,
 
+    /// Whether `root` came from `RDNA1CTL_ROOT` (errors then name the variable).
+    #[arg(skip)]
+    pub root_from_env: bool,
+
     /// Print one JSON document (schema in docs/CLI.md) instead of text.
     #[arg(long, global = true)]
     pub json: bool,

@@ -46,6 +46,7 @@ fn status_survives_a_short_empty_or_garbage_class() {
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(0), "{class:?}: {err}");
         assert!(!err.contains("panicked"), "{class:?}: {err}");
+        assert!(!err.contains('\x1b'), "no colour off a terminal: {err:?}");
         assert!(
             err.contains("0000:03:00.0/class") && err.contains("device skipped"),
             "{class:?}: the warning names the file: {err}"
@@ -64,4 +65,149 @@ fn status_survives_a_short_empty_or_garbage_class() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["gpus"], serde_json::json!([]));
     std::fs::remove_dir_all(&root).unwrap();
+}
+
+fn fixture(name: &str) -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/").to_owned() + name
+}
+
+#[test]
+fn root_that_does_not_exist_or_has_no_sys_is_refused_with_exit_2() {
+    let empty = scratch("nosys");
+    let empty = empty.to_str().unwrap();
+    for (root, what) in [
+        ("/nonexistent-root", "does not exist"),
+        (empty, "has no sys/ directory"),
+    ] {
+        for cmd in [
+            &["status"][..],
+            &["doctor"],
+            &["apply", "--dry-run"],
+            &["set"],
+        ] {
+            let mut args = vec!["--root", root];
+            args.extend_from_slice(cmd);
+            let o = rdna1ctl(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}");
+            let err = text(&o.stderr);
+            assert_eq!(err.lines().count(), 1, "one line: {err}");
+            assert!(err.starts_with("rdna1ctl: --root: "), "{err}");
+            assert!(err.contains(what), "{err}");
+            assert!(err.contains("leave --root out"), "{err}");
+            assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+        }
+    }
+    // Under --json the refusal is an error document.
+    let o = rdna1ctl(&["--root", "/nonexistent-root", "--json", "status"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["command"], "error");
+    assert_eq!(v["exit_code"], 2);
+    assert!(
+        v["message"].as_str().unwrap().contains("does not exist"),
+        "{v}"
+    );
+    // Completions and the man page read no root.
+    let o = rdna1ctl(&["--root", "/nonexistent-root", "man"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn stale_rdna1ctl_root_is_named_in_the_refusal() {
+    let o = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
+        .arg("status")
+        .env("RDNA1CTL_ROOT", "/nonexistent-root")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("rdna1ctl: RDNA1CTL_ROOT: /nonexistent-root does not exist")
+            && err.contains("unset RDNA1CTL_ROOT"),
+        "{err}"
+    );
+    // And a good one is used like --root, and said.
+    let o = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
+        .arg("status")
+        .env("RDNA1CTL_ROOT", fixture("rdna1-enforce"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let first = text(&o.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(
+        first,
+        format!("root: {} (not this machine)", fixture("rdna1-enforce"))
+    );
+}
+
+#[test]
+fn output_says_when_the_root_is_not_this_machine() {
+    let root = fixture("rdna1-enforce");
+    let o = rdna1ctl(&["--root", &root, "status"]);
+    let out = text(&o.stdout);
+    assert_eq!(
+        out.lines().next(),
+        Some(format!("root: {root} (not this machine)").as_str()),
+        "{out}"
+    );
+    let o = rdna1ctl(&["--root", &root, "--json", "status"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["root"], root.as_str());
+    // `/` is this machine: no line, no field (the rest of the output depends on the host).
+    let o = rdna1ctl(&["--root", "/", "--json", "completions", "bash"]);
+    assert!(!text(&o.stdout).starts_with("root:"));
+}
+
+#[test]
+fn an_error_is_one_line_with_its_errno_once_and_a_json_document() {
+    // /dev/rdna1_mtype as a directory: opening it fails with EISDIR, which the context quotes.
+    let root = scratch("eisdir");
+    std::fs::create_dir_all(root.join("sys")).unwrap();
+    std::fs::create_dir_all(root.join("dev/rdna1_mtype")).unwrap();
+    let r = root.to_str().unwrap();
+    let o = rdna1ctl(&["--root", r, "set", "--mode", "audit"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("os error 21").count(), 1, "{err}");
+    assert_eq!(err.matches("Is a directory").count(), 1, "{err}");
+    let o = rdna1ctl(&["--root", r, "--json", "set", "--mode", "audit"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["command"], "error");
+    assert_eq!(v["exit_code"], 1);
+    assert_eq!(v["root"], r);
+    let stderr_line = text(&o.stderr);
+    assert_eq!(
+        Some(v["message"].as_str().unwrap()),
+        stderr_line.trim_end().strip_prefix("rdna1ctl: ")
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn usage_errors_under_json_are_documents_and_help_is_not_an_error() {
+    let o = rdna1ctl(&["--json", "set", "--mode", "turbo"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["command"], "error");
+    assert_eq!(v["exit_code"], 2);
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("use off, audit or enforce"),
+        "{v}"
+    );
+    let o = rdna1ctl(&["--json", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains("Usage:"));
+    assert!(!text(&o.stdout).contains('\x1b'), "no colour into a pipe");
 }
