@@ -57,8 +57,16 @@ pub enum Command {
     /// Show the module (loaded, version, ABI, policy, layout, hook) and every AMD GPU: PCI
     /// address, name, gfx target, RDNA1 or not, in scope or not, and the module's counters.
     ///
+    /// With --check, exits 0 only when at least one RDNA1 GPU is in the module's scope and
+    /// every one that is, is protected; 3 otherwise (for scripts: `rdna1ctl status --check &&
+    /// python train.py`).
+    ///
     /// Example: `rdna1ctl status`
-    Status,
+    Status {
+        /// Exit 3 unless every in-scope RDNA1 GPU is protected (and there is one).
+        #[arg(long)]
+        check: bool,
+    },
     /// Enforce MTYPE_NC (root only): mode enforce, with the scope, VM scope and classes given
     /// (others keep their value). Prints the policy as the module reads it back.
     ///

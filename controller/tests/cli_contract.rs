@@ -211,3 +211,58 @@ fn usage_errors_under_json_are_documents_and_help_is_not_an_error() {
     assert!(text(&o.stdout).contains("Usage:"));
     assert!(!text(&o.stdout).contains('\x1b'), "no colour into a pipe");
 }
+
+#[test]
+fn status_check_exits_0_only_when_every_in_scope_rdna1_gpu_is_protected() {
+    for (name, code, line) in [
+        (
+            "rdna1-enforce",
+            0,
+            "check:   passed: the RDNA1 GPU in scope is protected",
+        ),
+        (
+            "rdna1-plus-other",
+            3,
+            "check:   FAILED: NOT protected: 0000:08:00.0 (reasons above)",
+        ),
+        (
+            "rdna2",
+            3,
+            "check:   FAILED: no RDNA1 GPU is in the module's scope: nothing is protected",
+        ),
+        (
+            "no-amd",
+            3,
+            "check:   FAILED: no RDNA1 GPU is in the module's scope: nothing is protected",
+        ),
+    ] {
+        let root = fixture(name);
+        let o = rdna1ctl(&["--root", &root, "status", "--check"]);
+        assert_eq!(o.status.code(), Some(code), "{name}: {}", text(&o.stderr));
+        let out = text(&o.stdout);
+        assert_eq!(out.lines().last(), Some(line), "{name}: {out}");
+        // Without --check status reports and exits 0 whatever it found.
+        let o = rdna1ctl(&["--root", &root, "status"]);
+        assert_eq!(o.status.code(), Some(0), "{name}");
+        assert!(!text(&o.stdout).contains("check:"));
+        let o = rdna1ctl(&["--root", &root, "--json", "status", "--check"]);
+        assert_eq!(o.status.code(), Some(code), "{name}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["check"]["passed"], code == 0, "{name}: {v}");
+        let o = rdna1ctl(&["--root", &root, "--json", "status"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["check"].is_null(), "{name}: {v}");
+    }
+    let o = rdna1ctl(&[
+        "--root",
+        &fixture("rdna1-plus-other"),
+        "--json",
+        "status",
+        "--check",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["check"]["unprotected"],
+        serde_json::json!(["0000:08:00.0"])
+    );
+}

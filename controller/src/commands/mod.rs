@@ -23,7 +23,7 @@ use crate::Ctx;
 /// Runs `command`; its exit code, or the error `main` prints.
 pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
     match command {
-        Command::Status => status::run(ctx, out).map(|()| Code::Ok),
+        Command::Status { check } => status::run(ctx, check, out),
         Command::Enable(p) => set::run(ctx, Some(Mode::Enforce), &p, out).map(|()| Code::Ok),
         Command::Disable => {
             set::run(ctx, Some(Mode::Off), &PolicyArgs::default(), out).map(|()| Code::Ok)
