@@ -126,9 +126,15 @@ fn usage_error(
 /// Checks the root, says which one is in use when it is not `/`, and runs the command.
 fn execute(cli: Cli, out: &mut impl Write) -> anyhow::Result<Code> {
     let root = SysRoot::new(cli.root);
-    // Completions and the man page read nothing below the root.
+    // Completions and the man page read nothing below the root. `check-kernel KVER` reads an
+    // installed kernel's files and `apply --dry-run` a config file: both are run on staged or
+    // unpacked trees (tests/kernel, tests/install) that have no sys/.
     let reads_root = !matches!(cli.command, Command::Completions { .. } | Command::Man);
-    if reads_root && let Some(problem) = root.problem() {
+    let needs_sys = !matches!(
+        cli.command,
+        Command::CheckKernel { kver: Some(_) } | Command::Apply { dry_run: true, .. }
+    );
+    if reads_root && let Some(problem) = root.problem(needs_sys) {
         let (name, fix) = match cli.root_from_env {
             true => ("RDNA1CTL_ROOT", "unset RDNA1CTL_ROOT to read this machine"),
             false => ("--root", "leave --root out to read this machine"),

@@ -82,8 +82,9 @@ fn root_that_does_not_exist_or_has_no_sys_is_refused_with_exit_2() {
         for cmd in [
             &["status"][..],
             &["doctor"],
-            &["apply", "--dry-run"],
+            &["apply"],
             &["set"],
+            &["check-kernel"],
         ] {
             let mut args = vec!["--root", root];
             args.extend_from_slice(cmd);
@@ -110,6 +111,21 @@ fn root_that_does_not_exist_or_has_no_sys_is_refused_with_exit_2() {
     // Completions and the man page read no root.
     let o = rdna1ctl(&["--root", "/nonexistent-root", "man"]);
     assert_eq!(o.status.code(), Some(0));
+    // An installed kernel's files and a config file are read from trees without sys/ (an
+    // unpacked kernel package, a staged install); they must exist all the same.
+    let o = rdna1ctl(&["--root", empty, "check-kernel", "6.99.0"]);
+    assert_ne!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let o = rdna1ctl(&["--root", empty, "apply", "--dry-run"]);
+    assert!(
+        text(&o.stderr).contains("config.toml"),
+        "{}",
+        text(&o.stderr)
+    );
+    for cmd in [&["check-kernel", "6.99.0"][..], &["apply", "--dry-run"]] {
+        let mut args = vec!["--root", "/nonexistent-root"];
+        args.extend_from_slice(cmd);
+        assert_eq!(rdna1ctl(&args).status.code(), Some(2), "{cmd:?}");
+    }
 }
 
 #[test]
