@@ -93,7 +93,8 @@ pub enum Command {
     ///
     /// Example: `sudo rdna1ctl apply --config /etc/rdna1-mtype/config.toml`
     Apply {
-        /// The config file (schema in docs/CLI.md); below --root.
+        /// The config file (schema in docs/CLI.md): an absolute PATH below --root, a relative
+        /// one from the current directory.
         #[arg(
             long,
             value_name = "PATH",

@@ -282,3 +282,47 @@ fn status_check_exits_0_only_when_every_in_scope_rdna1_gpu_is_protected() {
         serde_json::json!(["0000:08:00.0"])
     );
 }
+
+#[test]
+fn relative_config_is_read_from_the_current_directory() {
+    let cwd = scratch("cwd");
+    std::fs::create_dir_all(cwd.join("conf")).unwrap();
+    std::fs::write(
+        cwd.join("conf/mine.toml"),
+        "schema = 1\nmode = \"audit\"\nlayout = \"builtin\"\n",
+    )
+    .unwrap();
+    let root = fixture("rdna1-enforce");
+    let o = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
+        .args(["--root", &root, "--json", "apply", "--dry-run"])
+        .args(["--config", "conf/mine.toml"])
+        .current_dir(&cwd)
+        .env_remove("RDNA1CTL_ROOT")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["policy"]["mode"], "audit");
+    assert_eq!(
+        v["config"],
+        cwd.join("conf/mine.toml").to_str().unwrap(),
+        "{v}"
+    );
+    // An absolute one stays below the root: the fixture has no /etc/rdna1-mtype.
+    let abs = cwd.join("conf/mine.toml");
+    let o = rdna1ctl(&[
+        "--root",
+        &root,
+        "apply",
+        "--dry-run",
+        "--config",
+        abs.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains(&format!("{root}{}", abs.display())),
+        "{}",
+        text(&o.stderr)
+    );
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
