@@ -16,8 +16,9 @@ use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
 ///   rdna1ctl status               # what is armed, per GPU
 ///   sudo rdna1ctl verify --duration 60   # run your PyTorch job meanwhile
 ///
-/// Exit codes: 0 ok, 1 error, 2 usage, 3 problems found (verify/doctor), 4 needs root,
-/// 5 module not loaded. See rdna1ctl(8) or docs/CLI.md.
+/// Exit codes: 0 ok, 1 error, 2 usage (or a --root without sys/), 3 problems found
+/// (verify, doctor, check-kernel, status --check), 4 needs root, 5 module not loaded.
+/// See rdna1ctl(8) or docs/CLI.md.
 #[derive(Parser, Debug)]
 #[command(
     name = "rdna1ctl",
@@ -196,8 +197,8 @@ pub struct PolicyArgs {
 /// Options of `rdna1ctl verify`.
 #[derive(Args, Debug, Clone)]
 pub struct VerifyArgs {
-    /// Trace for S seconds (default 10).
-    #[arg(long, value_name = "S", conflicts_with = "until_interrupt")]
+    /// Trace for S seconds (default 10; more than 0, at most 604800: a week).
+    #[arg(long, value_name = "S", conflicts_with = "until_interrupt", value_parser = parse_duration)]
     pub duration: Option<f64>,
     /// Trace until Ctrl-C (SIGINT) or SIGTERM.
     #[arg(long)]
@@ -205,6 +206,20 @@ pub struct VerifyArgs {
     /// Only updates of process P's GPU VMs (amdgpu records the VM owner's pid).
     #[arg(long, value_name = "P")]
     pub pid: Option<u32>,
+}
+
+/// The longest `verify --duration`: a week. Longer windows are `--until-interrupt`'s; the bound
+/// keeps the value far from what `Duration` can hold.
+pub const MAX_DURATION_S: f64 = 7.0 * 24.0 * 3600.0;
+
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= MAX_DURATION_S => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a duration: give seconds, more than 0 and at most {MAX_DURATION_S} \
+             (a week); for longer, --until-interrupt"
+        )),
+    }
 }
 
 pub fn parse_mode(s: &str) -> Result<Mode, String> {
