@@ -181,7 +181,8 @@ pub enum Command {
 /// The policy options `enable` and `set` share.
 #[derive(Args, Debug, Clone, Default)]
 pub struct PolicyArgs {
-    /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0).
+    /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0, or
+    /// lspci's 03:00.0; duplicates are dropped).
     #[arg(long, value_parser = parse_scope)]
     pub scope: Option<Scope>,
     /// Which VMs: compute (VMs KFD acquired: ROCm/HIP; graphics clients are never changed) or
@@ -228,8 +229,11 @@ pub fn parse_mode(s: &str) -> Result<Mode, String> {
 }
 
 pub fn parse_scope(s: &str) -> Result<Scope, String> {
-    Scope::parse(s.as_bytes()).ok_or_else(|| {
-        format!("{s:?} is not a scope: use rdna1, gfx10, or 1 to 8 PCI addresses like 0000:03:00.0,0000:04:00.0")
+    crate::config::parse_scope(s).ok_or_else(|| {
+        format!(
+            "{s:?} is not a scope: use rdna1, gfx10, or 1 to 8 PCI addresses like \
+             0000:03:00.0,04:00.0 (lspci's form)"
+        )
     })
 }
 
