@@ -178,3 +178,58 @@ fn report_error(e: &anyhow::Error, json: bool, out: &mut impl Write, err: &mut i
     }
     code
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_with(args: &[&str], colors: Colors) -> (u8, String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(
+            std::iter::once("rdna1ctl").chain(args.iter().copied()),
+            &mut out,
+            &mut err,
+            colors,
+            |_| {},
+        );
+        let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+        (code, text(out), text(err))
+    }
+
+    #[test]
+    fn colour_only_on_a_terminal() {
+        let tty = Colors {
+            stdout: true,
+            stderr: true,
+        };
+        let (code, _, err) = run_with(&["set", "--mode", "turbo"], tty);
+        assert_eq!(code, 2);
+        assert!(
+            err.contains('\x1b'),
+            "a terminal gets clap's colours: {err:?}"
+        );
+        let (code, _, err) = run_with(&["set", "--mode", "turbo"], Colors::default());
+        assert_eq!(code, 2);
+        assert!(!err.contains('\x1b'), "{err:?}");
+        assert!(err.contains("use off, audit or enforce"), "{err}");
+        let (code, out, _) = run_with(&["--help"], Colors::default());
+        assert_eq!(code, 0);
+        assert!(!out.contains('\x1b') && out.contains("Usage:"), "{out:?}");
+    }
+
+    #[test]
+    fn json_is_seen_only_before_a_double_dash() {
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(json_requested(&args(&["rdna1ctl", "set", "--json"])));
+        assert!(!json_requested(&args(&[
+            "rdna1ctl",
+            "check-kernel",
+            "--",
+            "--json"
+        ])));
+        assert!(
+            !json_requested(&args(&["--json"])),
+            "argv[0] is not an option"
+        );
+    }
+}

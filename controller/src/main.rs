@@ -23,9 +23,11 @@ fn init_tracing(verbose: u8, ansi: bool) {
 }
 
 fn main() -> ExitCode {
+    // NO_COLOR (no-color.org): any non-empty value turns colour off, terminal or not.
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let colors = Colors {
-        stdout: std::io::stdout().is_terminal(),
-        stderr: std::io::stderr().is_terminal(),
+        stdout: !no_color && std::io::stdout().is_terminal(),
+        stderr: !no_color && std::io::stderr().is_terminal(),
     };
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr();
