@@ -120,7 +120,7 @@ fn read_device(root: &SysRoot) -> (Option<u32>, Counters) {
     let abi = dev.version().ok().map(|v| v.version);
     match dev.stats() {
         Ok(s) => (abi, Counters::Read(s)),
-        Err(e) => (abi, Counters::Unavailable(format!("{e:#}"))),
+        Err(e) => (abi, Counters::Unavailable(exit::message(&e))),
     }
 }
 
@@ -133,7 +133,7 @@ fn open_failure(path: &Path, e: &anyhow::Error) -> Counters {
             "{} does not exist although rdna1_mtype is loaded: is devtmpfs mounted on /dev?",
             path.display()
         )),
-        _ => Counters::Unavailable(format!("{e:#}")),
+        _ => Counters::Unavailable(exit::message(e)),
     }
 }
 
