@@ -172,10 +172,15 @@ pub enum Command {
         /// bash, elvish, fish, powershell or zsh.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) for rdna1ctl(8).
+    /// Print the man page (roff) for rdna1ctl(8), or with COMMAND for rdna1ctl-COMMAND(8).
+    /// Each has EXIT STATUS, ENVIRONMENT and FILES.
     ///
-    /// Example: `rdna1ctl man | man -l -`
-    Man,
+    /// Example: `rdna1ctl man | man -l -`, `rdna1ctl man status | man -l -`
+    Man {
+        /// A subcommand (status, verify, ...): its own page.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
 }
 
 /// The policy options `enable` and `set` share.

@@ -129,7 +129,10 @@ fn execute(cli: Cli, out: &mut impl Write) -> anyhow::Result<Code> {
     // Completions and the man page read nothing below the root. `check-kernel KVER` reads an
     // installed kernel's files and `apply --dry-run` a config file: both are run on staged or
     // unpacked trees (tests/kernel, tests/install) that have no sys/.
-    let reads_root = !matches!(cli.command, Command::Completions { .. } | Command::Man);
+    let reads_root = !matches!(
+        cli.command,
+        Command::Completions { .. } | Command::Man { .. }
+    );
     let needs_sys = !matches!(
         cli.command,
         Command::CheckKernel { kver: Some(_) } | Command::Apply { dry_run: true, .. }

@@ -6,6 +6,7 @@ pub mod check_kernel;
 pub mod doctor;
 pub mod events;
 pub mod layout;
+pub mod man;
 pub mod set;
 pub mod status;
 pub mod verify;
@@ -39,11 +40,6 @@ pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
             clap_complete::generate(shell, &mut Cli::command(), "rdna1ctl", out);
             Ok(Code::Ok)
         }
-        Command::Man => {
-            clap_mangen::Man::new(Cli::command())
-                .section("8")
-                .render(out)?;
-            Ok(Code::Ok)
-        }
+        Command::Man { command } => man::run(command.as_deref(), out).map(|()| Code::Ok),
     }
 }
