@@ -357,3 +357,35 @@ fn scope_lists_take_lspci_short_and_upper_case_addresses_once() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn install_sh_installs_a_man_page_for_every_subcommand() {
+    use clap::CommandFactory;
+    let install =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../install.sh")).unwrap();
+    let listed: Vec<&str> = install
+        .lines()
+        .find_map(|l| l.strip_prefix("commands=\""))
+        .and_then(|l| l.strip_suffix('"'))
+        .expect("install.sh has a commands=\"...\" line")
+        .split(' ')
+        .collect();
+    let cli = rdna1ctl::cli::Cli::command();
+    let real: Vec<&str> = cli
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .filter(|n| *n != "help")
+        .collect();
+    assert_eq!(
+        listed, real,
+        "install.sh's commands= and rdna1ctl's subcommands differ"
+    );
+    for c in real {
+        let o = rdna1ctl(&["man", c]);
+        assert_eq!(o.status.code(), Some(0), "man {c}");
+        assert!(
+            text(&o.stdout).contains(&format!(".TH rdna1ctl-{c} 8")),
+            "man {c}"
+        );
+    }
+}
