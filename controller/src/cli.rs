@@ -28,18 +28,11 @@ use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
 )]
 pub struct Cli {
     /// Read /sys, /proc, /dev and /etc below DIR instead of / (tests, offline diagnosis).
-    #[arg(
-        long,
-        global = true,
-        value_name = "DIR",
-        env = "RDNA1CTL_ROOT",
-        default_value = "/"
-    )]
-    pub root: PathBuf,
-
-    /// Whether `root` came from `RDNA1CTL_ROOT` (errors then name the variable).
-    #[arg(skip)]
-    pub root_from_env: bool,
+    /// Default: $RDNA1CTL_ROOT if set and not empty, else /. DIR must hold sys/.
+    // The variable is read by `crate::run`, not clap: clap refuses an empty one ("a value is
+    // required for --root"), which a user who never typed --root cannot make sense of.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
 
     /// Print one JSON document (schema in docs/CLI.md) instead of text.
     #[arg(long, global = true)]

@@ -19,8 +19,8 @@ pub mod commands;
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::PathBuf;
 
-use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command};
@@ -72,12 +72,24 @@ where
     }
 }
 
-/// The command line, with where `--root` came from.
+/// The command line.
 fn parse(args: &[OsString]) -> Result<Cli, clap::Error> {
     let matches = Cli::command().try_get_matches_from(args)?;
-    let mut cli = Cli::from_arg_matches(&matches)?;
-    cli.root_from_env = matches.value_source("root") == Some(ValueSource::EnvVariable);
-    Ok(cli)
+    Cli::from_arg_matches(&matches)
+}
+
+/// The variable that gives `--root`'s default.
+pub const ROOT_ENV: &str = "RDNA1CTL_ROOT";
+
+/// Where to read the system from: `--root`, else a non-empty `RDNA1CTL_ROOT` (`env`, given
+/// so that tests need not touch the process's environment), else `/`; and whether it came
+/// from the variable (errors then name it).
+fn resolve_root(option: Option<PathBuf>, env: Option<OsString>) -> (PathBuf, bool) {
+    match (option, env) {
+        (Some(dir), _) => (dir, false),
+        (None, Some(dir)) if !dir.is_empty() => (PathBuf::from(dir), true),
+        _ => (PathBuf::from("/"), false),
+    }
 }
 
 /// Whether `--json` is among the options (before `--`), for a command line clap refused.
@@ -125,7 +137,8 @@ fn usage_error(
 
 /// Checks the root, says which one is in use when it is not `/`, and runs the command.
 fn execute(cli: Cli, out: &mut impl Write) -> anyhow::Result<Code> {
-    let root = SysRoot::new(cli.root);
+    let (root, root_from_env) = resolve_root(cli.root, std::env::var_os(ROOT_ENV));
+    let root = SysRoot::new(root);
     // Completions and the man page read nothing below the root. `check-kernel KVER` reads an
     // installed kernel's files and `apply --dry-run` a config file: both are run on staged or
     // unpacked trees (tests/kernel, tests/install) that have no sys/.
@@ -138,7 +151,7 @@ fn execute(cli: Cli, out: &mut impl Write) -> anyhow::Result<Code> {
         Command::CheckKernel { kver: Some(_) } | Command::Apply { dry_run: true, .. }
     );
     if reads_root && let Some(problem) = root.problem(needs_sys) {
-        let (name, fix) = match cli.root_from_env {
+        let (name, fix) = match root_from_env {
             true => ("RDNA1CTL_ROOT", "unset RDNA1CTL_ROOT to read this machine"),
             false => ("--root", "leave --root out to read this machine"),
         };
@@ -218,6 +231,16 @@ mod tests {
         let (code, out, _) = run_with(&["--help"], Colors::default());
         assert_eq!(code, 0);
         assert!(!out.contains('\x1b') && out.contains("Usage:"), "{out:?}");
+    }
+
+    #[test]
+    fn root_is_the_option_then_a_non_empty_variable_then_slash() {
+        let p = |s: &str| Some(PathBuf::from(s));
+        let e = |s: &str| Some(OsString::from(s));
+        assert_eq!(resolve_root(p("/a"), e("/b")), (PathBuf::from("/a"), false));
+        assert_eq!(resolve_root(None, e("/b")), (PathBuf::from("/b"), true));
+        assert_eq!(resolve_root(None, e("")), (PathBuf::from("/"), false));
+        assert_eq!(resolve_root(None, None), (PathBuf::from("/"), false));
     }
 
     #[test]

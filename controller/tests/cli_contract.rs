@@ -142,6 +142,21 @@ fn stale_rdna1ctl_root_is_named_in_the_refusal() {
             && err.contains("unset RDNA1CTL_ROOT"),
         "{err}"
     );
+    // An empty one is unset: this machine, no error about a missing --root value.
+    let o = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
+        .arg("status")
+        .env("RDNA1CTL_ROOT", "")
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).starts_with("root:"), "{}", text(&o.stdout));
+    // --root wins over the variable.
+    let o = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
+        .args(["--root", &fixture("rdna1-enforce"), "status"])
+        .env("RDNA1CTL_ROOT", "/nonexistent-root")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     // And a good one is used like --root, and said.
     let o = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
         .arg("status")
