@@ -166,11 +166,16 @@ pub(crate) fn report_bad_bo(why: BadBo) {
     unsafe { c::rdna1_mtype_report_bad_bo(why as u32) };
 }
 
-/// The kind of the VM at `vm` (the hooked function's argument, null or a live
-/// `struct amdgpu_vm`), read by hook.c without faulting. Any context but NMI.
-pub(crate) fn vm_kind(vm: *const c_void) -> VmKind {
-    // SAFETY: hook.c reads one byte at the offset BTF or the checked copy gives, with
-    // copy_from_kernel_nofault (never faults, any address), and returns an `enum rdna1_vm_kind`.
+/// The kind of the VM at `vm`, read by hook.c. Any context.
+///
+/// # Safety
+///
+/// `vm` is null or a live `struct amdgpu_vm` for the call: the hooked function's argument,
+/// while its call lasts.
+pub(crate) unsafe fn vm_kind(vm: *const c_void) -> VmKind {
+    // SAFETY: per this function's contract; hook.c reads one byte at the offset of
+    // is_compute_context the target's BTF or the checked copy gives (within the struct), and
+    // returns an `enum rdna1_vm_kind`.
     let k = unsafe { c::rdna1_mtype_vm_kind(vm) };
     VmKind::from_u32(u32::from(k)).unwrap_or(VmKind::Unknown)
 }

@@ -169,18 +169,19 @@ static void rdna1_read_device(const void *adev, struct rdna1_pte_call *call)
 /*
  * The kind of the VM at @vm, asked by the Rust handler when its decision needs it: from its
  * is_compute_context (a bool amdgpu sets when KFD acquires the VM, under the VM's
- * reservation; a racing read sees the old or the new value).
- * Read with copy_from_kernel_nofault(): the offset is trusted only as far as BTF or the
- * checked copy go, so a bad one reads a wrong byte, never faults. A byte that is not a bool
- * means the offset is wrong: unknown.
+ * reservation; a racing read sees the old or the new value). @vm is the hooked function's
+ * argument, a live struct amdgpu_vm while the call lasts, and the offset is the target's own
+ * (its BTF, or the copy checked identical to the releases built without BTF): a plain read.
+ * A byte that is not a bool still makes the kind unknown, never a guess.
  */
 u8 rdna1_mtype_vm_kind(const void *vm)
 {
 #ifdef RDNA1_VM_COMPUTE_OFFSET
 	u8 v;
 
-	if (!vm || copy_from_kernel_nofault(&v, (const u8 *)vm + RDNA1_VM_COMPUTE_OFFSET, 1))
+	if (!vm)
 		return RDNA1_VM_UNKNOWN;
+	v = READ_ONCE(*((const u8 *)vm + RDNA1_VM_COMPUTE_OFFSET));
 	if (v > 1)
 		return RDNA1_VM_UNKNOWN;
 	return v ? RDNA1_VM_COMPUTE : RDNA1_VM_GRAPHICS;

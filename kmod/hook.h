@@ -74,7 +74,7 @@ void rdna1_mtype_policy_lock(void);
 void rdna1_mtype_policy_unlock(void);
 /* C, for the Rust probe handler: logs (rate-limited) that a BO broke an invariant. */
 void rdna1_mtype_report_bad_bo(u32 why);
-/* C, for the Rust probe handler: the kind of VM (enum rdna1_vm_kind), read without faulting. */
+/* C, for the Rust probe handler: the kind of VM (enum rdna1_vm_kind) of a live amdgpu_vm. */
 u8 rdna1_mtype_vm_kind(const void *vm);
 /* C, for the Rust probe handler: the process owning the VM, read without faulting; 0 or -ENOENT. */
 int rdna1_mtype_vm_owner(const void *vm, u32 *tgid, char name[16]);

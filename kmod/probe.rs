@@ -12,7 +12,7 @@ use kernel::prelude::*;
 use kernel::transmute::FromBytes;
 
 use crate::abi;
-use crate::bo::{self, BoClass, BoFields, CheckedLayout};
+use crate::bo::{self, BoClass, BoFields, CheckedLayout, LayoutSource};
 use crate::btf_id;
 use crate::events;
 use crate::ffi::{self, PteCall};
@@ -84,7 +84,9 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
         vendor: c.dev_vendor,
         device: c.dev_device,
     });
-    let rcu = kernel::sync::rcu::read_lock();
+    // SAFETY: fprobe_return() runs this exit handler inside guard(rcu_sched_notrace)
+    // (kernel/trace/fprobe.c), which lasts until this function returns, longer than the value.
+    let rcu = unsafe { state::InExitHandler::assume() };
     let state = state::current(&rcu);
     let call = Call {
         vm_flags: c.vm_flags,
@@ -97,10 +99,11 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
     let decision = policy::decide(
         &state.policy,
         &call,
-        || *vm_read.insert(ffi::vm_kind(c.vm)),
-        || *class_read.insert(bo_class(c.bo, state.bo_layout)),
+        // SAFETY: `c.vm` is the hooked function's argument, during its call (this function's
+        // contract).
+        || *vm_read.insert(unsafe { ffi::vm_kind(c.vm) }),
+        || *class_read.insert(bo_class(c.bo, state.bo_layout, state.bo_layout_source)),
     );
-    drop(rcu);
     if let Decision::Rewrite(new) = decision {
         // SAFETY: as above.
         unsafe { c.flags.write(new) };
@@ -129,7 +132,8 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
         } else {
             BoClass::Unknown
         });
-        let vm = vm_read.unwrap_or_else(|| ffi::vm_kind(c.vm));
+        // SAFETY: as above.
+        let vm = vm_read.unwrap_or_else(|| unsafe { ffi::vm_kind(c.vm) });
         log_event(c, vm, class, before, decision);
     }
 }
@@ -181,27 +185,26 @@ fn log_event(c: &PteCall, vm: VmKind, class: BoClass, before: u8, decision: Deci
 /// The class of the BO at `bo`, read through `layout`.
 ///
 /// `bo` is the hooked function's argument: null or a live `struct amdgpu_bo`, which its caller
-/// keeps alive for the call. Safe whatever `bo` and `layout` are: fields are read with
-/// [`read_field`], which checks and never faults.
-fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
+/// keeps alive for the call. Safe whatever `bo` and `layout` are: see [`read_field`].
+fn bo_class(bo: *const u8, layout: Option<CheckedLayout>, source: LayoutSource) -> BoClass {
     if bo.is_null() {
         return BoClass::None;
     }
     let Some(l) = layout else {
         return BoClass::Unknown;
     };
+    // The built-in layout is the target's own struct (its BTF, or the copy checked identical
+    // for the releases built without BTF): its fields lie within every amdgpu_bo. A layout
+    // root set is root's word only: its `size` (up to 64 KiB) may be far larger than the real
+    // struct, so a field may lie past the BO's end, on an unmapped page.
+    let own = source == LayoutSource::Builtin;
     let l = l.get();
     let type_offset = ffi::ttm_bo_type_offset();
-    // The offsets are BTF's or root's word only: root may give a layout whose `size` (up to
-    // 64 KiB) is far larger than the real struct, so a field may lie past the BO's end, in
-    // another object or on an unmapped page. Hence no plain reads: each field is copied with
-    // copy_from_kernel_nofault, and a field that cannot be read makes the BO unknown for this
-    // call, as one that breaks an invariant does.
     let fields = (|| {
         Some(BoFields {
-            preferred_domains: read_field(bo, l.size, l.preferred_domains)?,
-            flags: read_field(bo, l.size, l.flags)?,
-            ttm_type: read_field(bo, l.size, l.tbo.checked_add(type_offset)?)?,
+            preferred_domains: read_field(bo, l.size, l.preferred_domains, own)?,
+            flags: read_field(bo, l.size, l.flags, own)?,
+            ttm_type: read_field(bo, l.size, l.tbo.checked_add(type_offset)?, own)?,
         })
     })();
     let Some(fields) = fields else {
@@ -220,17 +223,24 @@ fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
 /// (which [`CheckedLayout`] bounds by [`bo::BoLayout::MAX_SIZE`]) and its address can be read:
 /// `None` if not (a wrong layout).
 ///
-/// Callable with preemption or interrupts off: copy_from_kernel_nofault disables page faults
-/// around the copy, and a fault on the address ends the copy (exception table) instead of being
-/// handled. Past a real BO (kmalloc'd by amdgpu) lies the direct map: RAM or nothing.
-fn read_field<T: FromBytes>(bo: *const u8, size: u32, offset: u32) -> Option<T> {
+/// With `own` (the built-in layout: the field lies within the real struct) and a naturally
+/// aligned address, a volatile load; otherwise copy_from_kernel_nofault, which never faults.
+/// Callable with preemption or interrupts off.
+fn read_field<T: FromBytes>(bo: *const u8, size: u32, offset: u32, own: bool) -> Option<T> {
     let end = (offset as usize).checked_add(size_of::<T>())?;
     if end > size as usize {
         return None;
     }
     // Wrapping: a wrong layout places `src` outside the BO, where `add` would be undefined
-    // behaviour; the address is only handed to copy_from_kernel_nofault, never dereferenced.
+    // behaviour; such an address is only handed to copy_from_kernel_nofault.
     let src = bo.wrapping_add(offset as usize);
+    if own && src.cast::<T>().is_aligned() {
+        // SAFETY: `bo` is a live `struct amdgpu_bo` (the hooked function's argument during its
+        // call) and the built-in layout is that struct's own, whose `size` it is, so
+        // `offset..end` lies within it; the address is aligned for `T`, and any bytes are a
+        // valid `T` (`FromBytes`). Volatile, as READ_ONCE: amdgpu may write the field meanwhile.
+        return Some(unsafe { core::ptr::read_volatile(src.cast::<T>()) });
+    }
     let mut v = MaybeUninit::<T>::uninit();
     // SAFETY: `v` is a local, valid for writes of `size_of::<T>()` bytes. copy_from_kernel_nofault
     // takes any source address: it refuses user and non-canonical ones (-ERANGE) and, with

@@ -7,6 +7,7 @@
 //! release store and waits an RCU grace period, so every call sees one whole state, old or new.
 
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 
 use kernel::prelude::*;
 use kernel::sync::atomic::{Acquire, Atomic, Relaxed, Release};
@@ -48,9 +49,42 @@ static SLOTS: PolicySlots = PolicySlots([UnsafeCell::new(INITIAL), UnsafeCell::n
 /// The index (bit 0) of the slot in force.
 static ACTIVE: Atomic<u32> = Atomic::new(0);
 
-/// The state in force, borrowed for as long as `_rcu` holds the RCU read lock: only a reader
-/// can call it. Any context but NMI (the probe handler runs with preemption off).
-pub(crate) fn current(_rcu: &rcu::Guard) -> &State {
+/// Proof of an RCU read-side critical section that lasts as long as the value: what
+/// [`publish`]'s `synchronize_rcu()` waits for.
+///
+/// # Safety
+///
+/// While a value of the implementing type exists, the current CPU is inside such a section.
+pub(crate) unsafe trait ReadSide {}
+
+// SAFETY: `rcu::Guard` holds rcu_read_lock() while it exists (its type invariant).
+unsafe impl ReadSide for rcu::Guard {}
+
+/// The probe's exit handler: fprobe_return() runs it inside `guard(rcu_sched_notrace)`
+/// (preemption off), which `synchronize_rcu()` waits for (one RCU since Linux 4.20). Saves the
+/// handler an `rcu_read_lock()` of its own.
+///
+/// # Invariants
+///
+/// Exists only inside such a section, and not beyond it (not `Send`, made per call).
+pub(crate) struct InExitHandler(PhantomData<*mut ()>);
+
+impl InExitHandler {
+    /// # Safety
+    ///
+    /// Called from the fprobe exit handler, and the value dropped before it returns.
+    pub(crate) unsafe fn assume() -> InExitHandler {
+        // INVARIANT: per this function's contract.
+        InExitHandler(PhantomData)
+    }
+}
+
+// SAFETY: by the type invariant, inside the exit handler's rcu_sched section.
+unsafe impl ReadSide for InExitHandler {}
+
+/// The state in force, borrowed for as long as `_rcu` proves an RCU read-side section: only
+/// a reader can call it. Any context but NMI.
+pub(crate) fn current<R: ReadSide>(_rcu: &R) -> &State {
     let i = (ACTIVE.load(Acquire) & 1) as usize;
     // SAFETY: slot `i` was active inside the RCU read-side section `_rcu` proves, which lasts
     // as long as the returned borrow; by the invariant of `PolicySlots`, no writer touches the

@@ -24,6 +24,10 @@ start=$(date +%s)
 smp=${RDNA1_SMP:-1}
 accel=tcg
 [ "$smp" = 1 ] || accel=tcg,thread=single
+# RDNA1_ICOUNT=1 (make bench): guest time counts guest instructions (1 ns each), so a figure
+# is an instruction count, the same whatever the host's load or the emulator's TLB does.
+icount=()
+[ "${RDNA1_ICOUNT:-0}" = 0 ] || icount=(-icount shift=0,sleep=off)
 [ "$limit" -gt 0 ] || { echo "VM: no time left for this boot (limit ${limit}s)" >&2; exit 1; }
 # No NIC, no VGA: fewer devices to emulate and probe (each PCI device costs seconds of boot).
 # la57=off: with 5-level paging (which -cpu max offers) the KASAN kernel reported, in about a
@@ -35,7 +39,7 @@ accel=tcg
 for attempt in 1 2; do
 	left=$((limit - ($(date +%s) - start)))
 	[ "$left" -gt 0 ] || left=1
-	timeout --foreground -k 10 "$left" qemu-system-x86_64 -accel "$accel" -cpu max,la57=off -smp "$smp" -m 2048 -nic none -vga none \
+	timeout --foreground -k 10 "$left" qemu-system-x86_64 -accel "$accel" "${icount[@]}" -cpu max,la57=off -smp "$smp" -m 2048 -nic none -vga none \
 		-nographic -no-reboot -kernel "$image" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job rdna1.strict=${RDNA1_STRICT:-0}${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}" </dev/null >"$log" 2>&1
 	rc=$?

@@ -16,10 +16,11 @@
  * label (name of the "none" row), expect (nc|cc|any: the MTYPE the "none" row must end with,
  * so a row of rdna1_mtype's hook shows it did what its mode says).
  *
- * Every call is the one rdna1_mtype has most to do for: a CC request for a VRAM BO in a
- * compute VM on an RX 5700 XT, real amdgpu objects from amdgpu's headers (as the harness
+ * By default every call is the one rdna1_mtype has most to do for: a CC request for a VRAM BO
+ * in a compute VM on an RX 5700 XT, real amdgpu objects from amdgpu's headers (as the harness
  * builds them): the device is identified, the VM's kind and the BO's class are read, the
- * decision is counted and, in audit and enforce, logged.
+ * decision is counted and, in audit and enforce, logged. Parameters bo=none and vm=graphics
+ * leave parts of that out, to tell their costs apart.
  */
 #include <linux/debugfs.h>
 #include <linux/fprobe.h>
@@ -49,6 +50,12 @@ static char *label = "none";
 module_param(label, charp, 0444);
 static char *expect = "any";
 module_param(expect, charp, 0444);
+/* What the call passes, to tell apart what rdna1_mtype's work costs: "vram" (default) or "none" */
+static char *bo = "vram";
+module_param(bo, charp, 0444);
+/* and "compute" (default) or "graphics" (a VM outside rdna1_mtype's default VM scope). */
+static char *vm = "compute";
+module_param(vm, charp, 0444);
 
 /* AMDGPU_VM_MTYPE_CC | READABLE | WRITEABLE; MTYPE_CC in a gfx10 PTE */
 #define REQ_CC ((3 << 5) | 0x6)
@@ -192,6 +199,7 @@ struct objects {
 	struct pci_sysdata *sysdata;
 	struct amdgpu_vm *vm;
 	struct amdgpu_bo *bo;
+	struct amdgpu_bo *arg_bo;	/* bo, or NULL for bo=none */
 };
 
 static void objects_free(struct objects *o)
@@ -223,10 +231,11 @@ static int objects_alloc(struct objects *o)
 	o->adev->dev = &o->pdev->dev;
 	o->adev->pdev = o->pdev;
 	/* What amdgpu_vm_make_compute() sets when KFD acquires a VM. */
-	o->vm->is_compute_context = true;
+	o->vm->is_compute_context = !strcmp(vm, "compute");
 	o->bo->preferred_domains = AMDGPU_GEM_DOMAIN_VRAM;
 	o->bo->allowed_domains = AMDGPU_GEM_DOMAIN_VRAM;
 	o->bo->tbo.type = ttm_bo_type_device;
+	o->arg_bo = strcmp(bo, "none") ? o->bo : NULL;
 	return 0;
 }
 
@@ -240,7 +249,7 @@ static s64 measure(enum mech m, const struct objects *o)
 	t0 = ktime_get_ns();
 	for (i = 0; i < calls; i++) {
 		flags = 0x67;
-		target(o->adev, o->vm, o->bo, REQ_CC, &flags);
+		target(o->adev, o->vm, o->arg_bo, REQ_CC, &flags);
 	}
 	t1 = ktime_get_ns();
 	/* Every mechanism must have rewritten the CC the function wrote. */
@@ -270,6 +279,9 @@ static int __init bench_init(void)
 	if (!calls || !rounds || rounds > MAX_ROUNDS)
 		return -EINVAL;
 	if (strcmp(expect, "nc") && strcmp(expect, "cc") && strcmp(expect, "any"))
+		return -EINVAL;
+	if ((strcmp(bo, "vram") && strcmp(bo, "none")) ||
+	    (strcmp(vm, "compute") && strcmp(vm, "graphics")))
 		return -EINVAL;
 	target_addr = rdna1_resolve_symbol(TARGET);
 	if (!target_addr)

@@ -4,8 +4,8 @@
 B=/opt/rdna1/rdna1_mtype_bench.ko
 R=/sys/kernel/debug/rdna1_mtype_bench/results
 P=/sys/module/rdna1_mtype/parameters
-ROUNDS=${RDNA1_BENCH_ROUNDS:-5}
-CALLS=${RDNA1_BENCH_CALLS:-100000}
+ROUNDS=5
+CALLS=100000
 modprobe amdgpu || exit 1
 # One round of the rows the arguments select: "LABEL NS" lines.
 one() {
@@ -26,6 +26,11 @@ while [ $r -lt $ROUNDS ]; do
 		case $mode in enforce) want=nc ;; *) want=cc ;; esac
 		one mechanisms=none label=rdna1_mtype_$mode expect=$want >>/tmp/rows || exit 1
 	done
+	# What the audit row is made of: a graphics VM (the VM's kind read, nothing logged), no BO
+	# (the kind read, the decision logged, no BO read).
+	echo audit >$P/mode
+	one mechanisms=none label=audit_graphics_vm vm=graphics expect=cc >>/tmp/rows || exit 1
+	one mechanisms=none label=audit_no_bo bo=none expect=cc >>/tmp/rows || exit 1
 	missed=$((missed + $(cat $P/missed)))
 	rmmod rdna1_mtype
 	r=$((r + 1))
@@ -36,7 +41,7 @@ echo "==  rdna1_mtype_MODE: its fprobe, decision, counters and event log, in tha
 sort -k1,1 -k2,2n /tmp/rows | awk -v rounds=$ROUNDS -v missed=$missed '
 	{ v[$1, ++n[$1]] = $2 }
 	END {
-		order = "no_hook kretprobe fprobe redirect rdna1_mtype_off rdna1_mtype_audit rdna1_mtype_enforce"
+		order = "no_hook kretprobe fprobe redirect rdna1_mtype_off rdna1_mtype_audit rdna1_mtype_enforce audit_graphics_vm audit_no_bo"
 		k = split(order, rows, " ")
 		for (i = 1; i <= k; i++) {
 			if (n[rows[i]] != rounds) { print "missing rounds of " rows[i]; bad = 1; continue }
@@ -50,7 +55,8 @@ sort -k1,1 -k2,2n /tmp/rows | awk -v rounds=$ROUNDS -v missed=$missed '
 		print "rdna1_mtype'"'"'s own work on top of the fprobe mechanism (fprobe overhead " fp " ns):"
 		for (i = 5; i <= k; i++) {
 			d = med[rows[i]] - med["fprobe"]
-			printf "  %-8s %+6d ns = %5.1f%%\n", substr(rows[i], 13), d, 100 * d / fp
+			name = rows[i]; sub(/^rdna1_mtype_/, "", name)
+			printf "  %-18s %+6d ns = %5.1f%%\n", name, d, 100 * d / fp
 		}
 		print "fprobe misses (rdna1_mtype parameters/missed, summed over the rounds): " missed
 	}' || exit 1
