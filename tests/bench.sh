@@ -11,7 +11,10 @@ out=$top/build/bench
 # The perf flavour: no KASAN/lockdep (they would dominate the figures). Built on first use.
 kb=$("$top/tests/vm/prepare.sh" "$out" perf)
 for clock in icount wall; do
-	echo "#### $clock"
+	case $clock in
+	icount) echo "#### -icount: every \"ns\" below is one guest instruction" ;;
+	wall) echo "#### wall-clock time under TCG" ;;
+	esac
 	RDNA1_ICOUNT=$([ $clock = icount ] && echo 1 || echo 0) \
 		"$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" bench "$out/vm-bench-$clock.log" 1800
 	sed -n '/^RDNA1-VM: job/,/^RDNA1-VM-DONE/p' "$out/vm-bench-$clock.log" | grep -v '^\[ '
