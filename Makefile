@@ -15,7 +15,8 @@ demo:
 test:
 	bash tests/run.sh
 
-# ns per call of the hooked function per hook mechanism, side by side in one VM run.
+# ns per call of the hooked function per hook mechanism and rdna1_mtype mode, side by side in one
+# VM boot: once in guest instructions (QEMU -icount), once in wall-clock time.
 bench:
 	bash tests/bench.sh
 

@@ -16,6 +16,9 @@ src=$PREFIX/src/rdna1-mtype-$version
 say() { echo "rdna1-mtype: $*" >&2; }
 die() { say "$*"; exit 1; }
 live() { [ -z "$DESTDIR" ]; }
+# rdna1ctl's subcommands, one man page each (rdna1ctl-NAME.8); a cargo test (cli_contract.rs)
+# keeps this list equal to the command line's.
+commands="status enable disable set apply layout events verify doctor check-kernel completions man"
 
 # "SOURCE DEST MODE" per line; SOURCE is relative to the tree, or @name for generated files.
 files() {
@@ -24,6 +27,9 @@ files() {
 	echo "@zsh $PREFIX/share/zsh/vendor-completions/_rdna1ctl 644"
 	echo "@fish $PREFIX/share/fish/vendor_completions.d/rdna1ctl.fish 644"
 	echo "@man $PREFIX/share/man/man8/rdna1ctl.8 644"
+	for c in $commands; do
+		echo "@man-$c $PREFIX/share/man/man8/rdna1ctl-$c.8 644"
+	done
 	echo "dist/systemd/rdna1-mtype.service $PREFIX/lib/systemd/system/rdna1-mtype.service 644"
 	echo "dist/udev/70-rdna1-mtype.rules $PREFIX/lib/udev/rules.d/70-rdna1-mtype.rules 644"
 	echo "dist/modprobe.d/rdna1-mtype.conf $PREFIX/lib/modprobe.d/rdna1-mtype.conf 644"
@@ -63,6 +69,7 @@ do_install() {
 	cp "$bin" "$gen/rdna1ctl"
 	for sh in bash zsh fish; do "$bin" completions "$sh" >"$gen/$sh"; done
 	"$bin" man >"$gen/man"
+	for c in $commands; do "$bin" man "$c" >"$gen/man-$c"; done
 	files | while read -r from to mode; do
 		case $from in @*) from=$gen/${from#@} ;; *) from=$top/$from ;; esac
 		install -D -m "$mode" "$from" "$DESTDIR$to"

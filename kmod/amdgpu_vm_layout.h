@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Where struct amdgpu_vm keeps is_compute_context, when the build had no BTF of the target
- * amdgpu (with BTF, kmod/dkms-make.sh passes amdgpu's own offset instead: hook.c): a copy of
- * amdgpu's definition (amdgpu_vm.h) up to that member, for the kernels whose struct was
- * checked identical to it (Linux 7.2.13; tests/kernel/check-bo-copy.sh).
+ * Where struct amdgpu_vm keeps is_compute_context and task_info, and where struct
+ * amdgpu_task_info keeps tgid and process_name, when the build had no BTF of the target amdgpu
+ * (with BTF, kmod/dkms-make.sh passes amdgpu's own offsets instead: hook.c): copies of amdgpu's
+ * definitions (amdgpu_vm.h), struct amdgpu_vm up to is_compute_context, for the kernels whose
+ * structs were checked identical to them (Linux 7.2.13; tests/kernel/check-bo-copy.sh).
  *
  * As for amdgpu_bo_layout.h: amdgpu's private headers are not in distro header packages, and
  * the public members (mutex, spinlock_t, drm_sched_entity, ...) change size with the kernel's
@@ -15,10 +16,13 @@
 #define RDNA1_MTYPE_AMDGPU_VM_LAYOUT_H
 
 #include <linux/kfifo.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <drm/drm_device.h>
 #include <drm/drm_file.h>
 #include <drm/gpu_scheduler.h>
 #include <drm/ttm/ttm_resource.h>
@@ -54,6 +58,18 @@ struct rdna1_amdgpu_vm_bo_base_7_2 {
 	struct list_head vm_status;
 	bool shared;
 	bool moved;
+};
+
+/*
+ * Whose VM it is (amdgpu_vm_set_task_info(): the process that acquired it, for KFD), read for
+ * events a kernel thread logs. The refcount is never taken: the fields are read without
+ * faulting while the hooked call keeps the VM alive.
+ */
+struct rdna1_amdgpu_task_info_7_2 {
+	struct drm_wedge_task_info task;
+	char		process_name[TASK_COMM_LEN];
+	pid_t		tgid;
+	struct kref	refcount;
 };
 
 /* struct amdgpu_vm up to is_compute_context; the rest is never read. */

@@ -15,6 +15,7 @@ use kernel::fs::File;
 use kernel::ioctl::{_IOC_NR, _IOC_SIZE, _IOC_TYPE};
 use kernel::miscdevice::{MiscDevice, MiscDeviceRegistration};
 use kernel::prelude::*;
+use kernel::sync::rcu;
 use kernel::transmute::{AsBytes, FromBytes};
 use kernel::uaccess::{UserPtr, UserSlice, UserSliceReader, UserSliceWriter};
 
@@ -106,14 +107,16 @@ fn get_version(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Resu
 fn get_policy(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result {
     let a: PolicyArg = reader.read()?;
     check_header::<PolicyArg>(a.size, a.version).map_err(einval)?;
-    writer.write(&PolicyArg::from_policy(&state::current().policy))
+    let a = PolicyArg::from_policy(&state::current(&rcu::read_lock()).policy);
+    writer.write(&a)
 }
 
 /// `GET_POLICY` of a version 1 caller: what version 1 can express of the policy in force.
 fn get_policy_v1(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Result {
     let a: PolicyArgV1 = reader.read()?;
     check_v1(&a)?;
-    writer.write(&PolicyArgV1::from_policy(&state::current().policy))
+    let a = PolicyArgV1::from_policy(&state::current(&rcu::read_lock()).policy);
+    writer.write(&a)
 }
 
 /// A version 1 struct says version 1.
@@ -170,7 +173,7 @@ fn read_events(mut reader: UserSliceReader, mut writer: UserSliceWriter) -> Resu
     }
     let max = a.capacity as usize;
     let mut buf = KVec::with_capacity(max, GFP_KERNEL)?;
-    // Copied under the ring's spinlock into `buf`, then to user space without it.
+    // Copied from the ring into `buf` (lock-free), then to user space.
     let (next, dropped) = events::read(a.cursor, max, &mut buf);
     let bytes = buf.len() * core::mem::size_of::<Event>();
     let mut out = UserSlice::new(UserPtr::from_addr(a.buf as usize), bytes).writer();

@@ -41,20 +41,27 @@ elif [ -d "/lib/modules/$rel/kernel" ] || [ -d "/usr/lib/modules/$rel/kernel" ];
 	0:*'"basis":"btf"'*)
 		echo "rdna1-mtype: Linux $rel: the hook's contract holds (rdna1ctl check-kernel)" >&2
 		# What the module is built with (kmod/Kbuild): the checked amdgpu's BTF id, its
-		# amdgpu_bo/TTM layout and where amdgpu_vm keeps is_compute_context (a one-byte bool,
-		# checked by check-kernel), from check-kernel's JSON (docs/CLI.md; one line, these keys
-		# occur once).
+		# amdgpu_bo/TTM layout, where amdgpu_vm keeps is_compute_context (a one-byte bool) and
+		# task_info, and where amdgpu_task_info keeps tgid (a pid_t) and process_name
+		# (char[16]), types checked by check-kernel, from its JSON (docs/CLI.md; one line, these
+		# keys occur once).
 		val() { echo "$json" | sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p"; }
 		btf_id=$(val amdgpu_btf_id)
 		layout=$(val bo_layout | sed -n 's/^size=\([0-9]*\) preferred_domains=\([0-9]*\) tbo=\([0-9]*\) flags=\([0-9]*\)$/\1,\2,\3,\4/p')
 		ttm_size=$(val 'sizeof(struct ttm_buffer_object)')
 		ttm_type=$(val 'ttm_buffer_object\.type')
-		vm_compute=$(val 'amdgpu_vm\.is_compute_context' | sed -n 's/^\([0-9][0-9]*\)$/\1/p')
+		off() { val "$1" | sed -n 's/^\([0-9][0-9]*\)$/\1/p'; }
+		vm_compute=$(off 'amdgpu_vm\.is_compute_context')
+		vm_task_info=$(off 'amdgpu_vm\.task_info')
+		task_tgid=$(off 'amdgpu_task_info\.tgid')
+		task_name=$(off 'amdgpu_task_info\.process_name')
 		[ -n "$btf_id" ] && [ -n "$layout" ] && [ -n "$ttm_size" ] && [ -n "$ttm_type" ] ||
 			die "rdna1ctl check-kernel $rel gave no BTF id or layout: $json"
 		[ -n "$vm_compute" ] ||
 			die "rdna1ctl check-kernel $rel gave no offset of amdgpu_vm.is_compute_context (an rdna1ctl older than this module?): $json"
-		btf_args="RDNA1_AMDGPU_BTF_ID=$btf_id RDNA1_BTF_BO_LAYOUT=$layout RDNA1_BTF_TTM_BO_SIZE=$ttm_size RDNA1_BTF_TTM_BO_TYPE=$ttm_type RDNA1_BTF_VM_COMPUTE=$vm_compute"
+		[ -n "$vm_task_info" ] && [ -n "$task_tgid" ] && [ -n "$task_name" ] ||
+			die "rdna1ctl check-kernel $rel gave no offset of amdgpu_vm.task_info, amdgpu_task_info.tgid or amdgpu_task_info.process_name (an rdna1ctl older than this module? install the rdna1ctl of this release): $json"
+		btf_args="RDNA1_AMDGPU_BTF_ID=$btf_id RDNA1_BTF_BO_LAYOUT=$layout RDNA1_BTF_TTM_BO_SIZE=$ttm_size RDNA1_BTF_TTM_BO_TYPE=$ttm_type RDNA1_BTF_VM_COMPUTE=$vm_compute RDNA1_BTF_VM_TASK_INFO=$vm_task_info RDNA1_BTF_TASK_INFO_TGID=$task_tgid RDNA1_BTF_TASK_INFO_NAME=$task_name"
 		;;
 	0:*) echo "rdna1-mtype: Linux $rel: the hook's contract holds (rdna1ctl check-kernel, no BTF: by its verified source)" >&2 ;;
 	*'"basis":"unreadable"'*)

@@ -6,88 +6,142 @@
 //! reader learns how many events were overwritten before it read them (`dropped`): nothing is
 //! lost silently. Calls that were already NC, made in mode `off`, for a device out of scope, in a
 //! VM out of the VM scope, or for no valid page (every unmap) are counted in the stats but not
-//! logged: the ring holds what matters, and neither a busy GPU outside the scope nor a desktop's
-//! graphics VMs take its lock.
+//! logged: the ring holds what matters.
+//!
+//! Lock-free: the probe handler runs with preemption off, where a `spinlock_t` sleeps on
+//! PREEMPT_RT, and it must never wait for a reader. A writer takes a sequence number with one
+//! atomic add and fills its slot between two stamps (a seqcount per slot); a reader keeps a
+//! slot's event only if the stamp said "whole, this sequence number" before and after it copied.
+
+use core::mem::size_of;
 
 use kernel::prelude::*;
+use kernel::sync::atomic::{Acquire, Atomic, Relaxed, Release};
+use kernel::sync::barrier::{smp_rmb, smp_wmb};
 
 use crate::abi::Event;
 
 /// Events kept; a power of two.
-const RING: usize = 1024;
+const RING: u64 = 1024;
+/// An [`Event`] in 64-bit words: how a slot holds it, so that a reader racing a writer reads
+/// atomics, never a torn Rust value.
+const WORDS: usize = size_of::<Event>() / 8;
+const _: () = assert!(size_of::<Event>() == WORDS * 8);
+/// How long a writer waits for the writer of an older lap still filling the same slot (which
+/// runs with preemption off, so within a few stores) before it gives its own event up.
+const CLAIM_SPINS: u32 = 1000;
 
-pub(crate) struct Ring {
-    events: [Event; RING],
-    /// Sequence number of the next event.
-    next: u64,
+/// One entry of the ring.
+///
+/// # Invariants
+///
+/// `stamp` is 0 while the slot was never written, `2 * seq + 1` while event `seq` is being
+/// written into `words`, `2 * seq + 2` once `words` holds all of it. It only grows, and only a
+/// writer that moved it to an odd value writes `words`, until it makes it even again.
+struct Slot {
+    stamp: Atomic<u64>,
+    words: [Atomic<u64>; WORDS],
 }
 
-impl Ring {
-    const fn new() -> Self {
-        Ring {
-            events: [Event {
-                seq: 0,
-                time_ns: 0,
-                pid: 0,
-                dev_addr: 0,
-                vendor: 0,
-                device: 0,
-                vm_flags: 0,
-                comm: [0; 16],
-                before: 0,
-                written: 0,
-                class: 0,
-                action: 0,
-                skip: 0,
-                dev_known: 0,
-                vm_kind: 0,
-                reserved: 0,
-            }; RING],
-            next: 0,
+static SLOTS: [Slot; RING as usize] = [const {
+    Slot {
+        stamp: Atomic::new(0),
+        words: [const { Atomic::new(0) }; WORDS],
+    }
+}; RING as usize];
+
+/// Sequence number of the next event.
+static NEXT: Atomic<u64> = Atomic::new(0);
+
+fn slot(seq: u64) -> &'static Slot {
+    &SLOTS[(seq % RING) as usize]
+}
+
+fn to_words(ev: Event) -> [u64; WORDS] {
+    // SAFETY: `Event` is `AsBytes` (control.rs): every byte is initialised, no padding; the sizes
+    // are equal (checked by `transmute` and above), and any bits are a valid `u64`.
+    unsafe { core::mem::transmute::<Event, [u64; WORDS]>(ev) }
+}
+
+fn from_words(w: [u64; WORDS]) -> Event {
+    // SAFETY: the sizes are equal, and every field of `Event` is an integer or an array of
+    // them, valid for any bits.
+    unsafe { core::mem::transmute::<[u64; WORDS], Event>(w) }
+}
+
+/// Logs one decision; `ev.seq` is assigned here. Any context but NMI; never waits for a reader.
+pub(crate) fn push(mut ev: Event) {
+    let seq = NEXT.fetch_add(1, Relaxed);
+    ev.seq = seq;
+    let s = slot(seq);
+    let writing = 2 * seq + 1;
+    let mut spins = 0;
+    loop {
+        let old = s.stamp.load(Relaxed);
+        if old >= writing {
+            // A later lap already took the slot (this writer was stalled for a whole ring):
+            // this event is lost, and readers count it dropped.
+            return;
+        }
+        if old & 1 == 1 {
+            // An older lap's writer is filling the slot on another CPU.
+            spins += 1;
+            if spins > CLAIM_SPINS {
+                return;
+            }
+            kernel::processor::cpu_relax();
+            continue;
+        }
+        // INVARIANT: the stamp grows to an odd value; only this writer writes `words` now.
+        if s.stamp.cmpxchg(old, writing, Relaxed).is_ok() {
+            break;
         }
     }
-}
-
-kernel::sync::global_lock! {
-    // SAFETY: initialised by `init()` in module init, before the hook is armed or the device
-    // registered, the only users.
-    unsafe(uninit) static EVENTS: SpinLock<Ring> = Ring::new();
-}
-
-/// # Safety
-///
-/// Called once, from module init, before [`push`] or [`read`].
-pub(crate) unsafe fn init() {
-    // SAFETY: per this function's contract.
-    unsafe { EVENTS.init() };
-}
-
-/// Logs one decision; `ev.seq` is assigned here.
-pub(crate) fn push(mut ev: Event) {
-    let mut ring = EVENTS.lock();
-    ev.seq = ring.next;
-    let i = (ring.next % RING as u64) as usize;
-    ring.events[i] = ev;
-    ring.next += 1;
+    // The odd stamp is visible before any word changes.
+    smp_wmb();
+    for (w, v) in s.words.iter().zip(to_words(ev)) {
+        w.store(v, Relaxed);
+    }
+    // INVARIANT: `words` holds all of event `seq`; the release orders them before the stamp.
+    s.stamp.store(writing + 1, Release);
 }
 
 /// Copies events with `seq >= cursor`, oldest first, at most `max` (for which `out` has
 /// capacity reserved). Returns the cursor to continue from and how many events after `cursor`
-/// were already overwritten.
+/// were overwritten before they could be read.
+///
+/// Stops at the first event still being written (or whose writer gave it up, until its slot
+/// is reused): the caller reads it next time.
 pub(crate) fn read(cursor: u64, max: usize, out: &mut KVec<Event>) -> (u64, u64) {
-    let ring = EVENTS.lock();
-    let oldest = ring.next.saturating_sub(RING as u64);
-    let start = cursor.max(oldest);
-    let dropped = start - cursor.min(start);
+    let next = NEXT.load(Acquire);
+    let start = cursor.max(next.saturating_sub(RING));
+    let mut dropped = start - cursor.min(start);
     let mut seq = start;
-    while seq < ring.next && out.len() < max {
-        // Cannot fail: the capacity was reserved before the lock was taken.
-        if out
-            .push_within_capacity(ring.events[(seq % RING as u64) as usize])
-            .is_err()
-        {
+    while seq < next && out.len() < max {
+        let s = slot(seq);
+        let whole = 2 * seq + 2;
+        let before = s.stamp.load(Acquire);
+        if before < whole {
             break;
         }
+        if before == whole {
+            let mut w = [0u64; WORDS];
+            for (d, a) in w.iter_mut().zip(s.words.iter()) {
+                *d = a.load(Relaxed);
+            }
+            // The words are read before the stamp is read again.
+            smp_rmb();
+            if s.stamp.load(Relaxed) == whole {
+                // Cannot fail: the capacity was reserved by the caller.
+                if out.push_within_capacity(from_words(w)).is_err() {
+                    break;
+                }
+                seq += 1;
+                continue;
+            }
+        }
+        // A later lap overwrote it, before or while it was copied.
+        dropped += 1;
         seq += 1;
     }
     (seq, dropped)

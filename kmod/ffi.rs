@@ -9,12 +9,14 @@
 //! and defined next to its logic: `probe.rs` (the exit handler, the BTF id) and `params.rs`
 //! (the parameters).
 
+use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::{offset_of, size_of};
 
 use kernel::prelude::*;
 
 use crate::bo::BoLayout;
+use crate::policy::VmKind;
 
 /// `struct rdna1_pte_call` of hook.h: one hooked call, after `gmc_v10_0_get_vm_pte` returned.
 #[repr(C)]
@@ -23,6 +25,8 @@ pub(crate) struct PteCall {
     pub(crate) flags: *mut u64,
     /// Its `struct amdgpu_bo *bo` argument, may be null.
     pub(crate) bo: *const u8,
+    /// Its `struct amdgpu_vm *vm` argument, may be null: read only through [`vm_kind`].
+    pub(crate) vm: *const c_void,
     /// `AMDGPU_VM_PAGE_*` | `AMDGPU_VM_MTYPE_*`.
     pub(crate) vm_flags: u32,
     /// PCI `domain << 16 | bus << 8 | devfn`.
@@ -31,21 +35,19 @@ pub(crate) struct PteCall {
     pub(crate) dev_device: u16,
     /// Non-zero if the `dev_*` fields are valid (adev passed hook.c's layout check).
     pub(crate) dev_known: u8,
-    /// `VmKind as u8`: from the `vm` argument's `is_compute_context`, or unknown.
-    pub(crate) vm_kind: u8,
 }
 
 // The same numbers as hook.h's static_asserts.
 const _: () = {
-    assert!(size_of::<PteCall>() == 32);
+    assert!(size_of::<PteCall>() == 40);
     assert!(offset_of!(PteCall, flags) == 0);
     assert!(offset_of!(PteCall, bo) == 8);
-    assert!(offset_of!(PteCall, vm_flags) == 16);
-    assert!(offset_of!(PteCall, dev_addr) == 20);
-    assert!(offset_of!(PteCall, dev_vendor) == 24);
-    assert!(offset_of!(PteCall, dev_device) == 26);
-    assert!(offset_of!(PteCall, dev_known) == 28);
-    assert!(offset_of!(PteCall, vm_kind) == 29);
+    assert!(offset_of!(PteCall, vm) == 16);
+    assert!(offset_of!(PteCall, vm_flags) == 24);
+    assert!(offset_of!(PteCall, dev_addr) == 28);
+    assert!(offset_of!(PteCall, dev_vendor) == 32);
+    assert!(offset_of!(PteCall, dev_device) == 34);
+    assert!(offset_of!(PteCall, dev_known) == 36);
 };
 
 // hook.h's RDNA1_VM_* are `VmKind`'s values.
@@ -98,7 +100,7 @@ impl Field {
 }
 
 mod c {
-    use kernel::ffi::c_int;
+    use kernel::ffi::{c_int, c_void};
 
     unsafe extern "C" {
         pub(super) static rdna1_ttm_bo_size: u32;
@@ -111,6 +113,12 @@ mod c {
         pub(super) fn rdna1_mtype_policy_lock();
         pub(super) fn rdna1_mtype_policy_unlock();
         pub(super) fn rdna1_mtype_report_bad_bo(why: u32);
+        pub(super) fn rdna1_mtype_vm_kind(vm: *const c_void) -> u8;
+        pub(super) fn rdna1_mtype_vm_owner(
+            vm: *const c_void,
+            tgid: *mut u32,
+            name: *mut u8,
+        ) -> c_int;
     }
 }
 
@@ -156,6 +164,44 @@ pub(crate) fn check_kernel() -> Result {
 pub(crate) fn report_bad_bo(why: BadBo) {
     // SAFETY: a pr_warn_ratelimited() of a constant string picked by `why`.
     unsafe { c::rdna1_mtype_report_bad_bo(why as u32) };
+}
+
+/// The kind of the VM at `vm`, read by hook.c. Any context.
+///
+/// # Safety
+///
+/// `vm` is null or a live `struct amdgpu_vm` for the call: the hooked function's argument,
+/// while its call lasts.
+pub(crate) unsafe fn vm_kind(vm: *const c_void) -> VmKind {
+    // SAFETY: per this function's contract; hook.c reads one byte at the offset of
+    // is_compute_context the target's BTF or the checked copy gives (within the struct), and
+    // returns an `enum rdna1_vm_kind`.
+    let k = unsafe { c::rdna1_mtype_vm_kind(vm) };
+    VmKind::from_u32(u32::from(k)).unwrap_or(VmKind::Unknown)
+}
+
+/// The process owning the VM at `vm` (null or a live `struct amdgpu_vm`): its id and name
+/// (NUL-terminated), as amdgpu recorded them, read by hook.c without faulting. Any context but
+/// NMI.
+pub(crate) fn vm_owner(vm: *const c_void) -> Option<(u32, [u8; 16])> {
+    let (mut tgid, mut name) = (0u32, [0u8; 16]);
+    // SAFETY: the out pointers are valid locals of the sizes hook.h gives; hook.c reads the
+    // VM and its task_info with copy_from_kernel_nofault at offsets from BTF or the checked
+    // copy, so any `vm` is sound.
+    let ret = unsafe { c::rdna1_mtype_vm_owner(vm, &mut tgid, name.as_mut_ptr()) };
+    (ret == 0).then_some((tgid, name))
+}
+
+/// CLOCK_MONOTONIC at tick resolution (CLOCK_MONOTONIC_COARSE), for events: no clocksource
+/// read, which on a VM or a machine without a usable TSC costs microseconds per call.
+pub(crate) fn coarse_monotonic_ns() -> u64 {
+    let mut ts = kernel::bindings::timespec64::default();
+    // SAFETY: `ts` is a valid local; ktime_get_coarse_ts64 reads the timekeeper under its
+    // seqcount, in any context but NMI.
+    unsafe { kernel::bindings::ktime_get_coarse_ts64(&mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
 }
 
 /// Registers the module notifier and arms the probe on amdgpu, now or when it loads.

@@ -93,6 +93,17 @@ const u32 rdna1_builtin_bo_layout[4] = {
 #define RDNA1_VM_COMPUTE_OFFSET offsetof(struct rdna1_amdgpu_vm_7_2, is_compute_context)
 #endif
 
+/* Likewise for whose VM it is: amdgpu_vm.task_info, amdgpu_task_info.tgid and process_name. */
+#if defined(RDNA1_BTF_VM_TASK_INFO)
+#define RDNA1_VM_TASK_INFO_OFFSET ((size_t)(RDNA1_BTF_VM_TASK_INFO))
+#define RDNA1_TASK_INFO_TGID_OFFSET ((size_t)(RDNA1_BTF_TASK_INFO_TGID))
+#define RDNA1_TASK_INFO_NAME_OFFSET ((size_t)(RDNA1_BTF_TASK_INFO_NAME))
+#elif !defined(RDNA1_AMDGPU_BTF_ID)
+#define RDNA1_VM_TASK_INFO_OFFSET offsetof(struct rdna1_amdgpu_vm_7_2, task_info)
+#define RDNA1_TASK_INFO_TGID_OFFSET offsetof(struct rdna1_amdgpu_task_info_7_2, tgid)
+#define RDNA1_TASK_INFO_NAME_OFFSET offsetof(struct rdna1_amdgpu_task_info_7_2, process_name)
+#endif
+
 /*
  * The id (shared/src/btf_id.rs) of the amdgpu BTF the DKMS build checked the contract on; 0
  * when it had none to check (a kernel without module BTF, or one not installed there): then
@@ -156,24 +167,53 @@ static void rdna1_read_device(const void *adev, struct rdna1_pte_call *call)
 }
 
 /*
- * The kind of the VM at @vm, from its is_compute_context (a bool amdgpu sets when KFD
- * acquires the VM, under the VM's reservation; a racing read sees the old or the new value).
- * Read with copy_from_kernel_nofault(): the offset is trusted only as far as BTF or the
- * checked copy go, so a bad one reads a wrong byte, never faults. A byte that is not a bool
- * means the offset is wrong: unknown.
+ * The kind of the VM at @vm, asked by the Rust handler when its decision needs it: from its
+ * is_compute_context (a bool amdgpu sets when KFD acquires the VM, under the VM's
+ * reservation; a racing read sees the old or the new value). @vm is the hooked function's
+ * argument, a live struct amdgpu_vm while the call lasts, and the offset is the target's own
+ * (its BTF, or the copy checked identical to the releases built without BTF): a plain read.
+ * A byte that is not a bool still makes the kind unknown, never a guess.
  */
-static u8 rdna1_read_vm_kind(const void *vm)
+u8 rdna1_mtype_vm_kind(const void *vm)
 {
 #ifdef RDNA1_VM_COMPUTE_OFFSET
 	u8 v;
 
-	if (!vm || copy_from_kernel_nofault(&v, (const u8 *)vm + RDNA1_VM_COMPUTE_OFFSET, 1))
+	if (!vm)
 		return RDNA1_VM_UNKNOWN;
+	v = READ_ONCE(*((const u8 *)vm + RDNA1_VM_COMPUTE_OFFSET));
 	if (v > 1)
 		return RDNA1_VM_UNKNOWN;
 	return v ? RDNA1_VM_COMPUTE : RDNA1_VM_GRAPHICS;
 #else
 	return RDNA1_VM_UNKNOWN;
+#endif
+}
+
+/*
+ * The process whose VM @vm is, as amdgpu recorded it (amdgpu_vm_set_task_info(): for KFD, the
+ * process that acquired the VM), for an event logged from a kernel thread (KFD's restore
+ * worker, SVM workers). Every read is copy_from_kernel_nofault() at offsets from BTF or the
+ * checked copy; the task_info stays allocated while the VM lives, which the hooked call
+ * ensures. Returns 0 and fills @tgid and @name (NUL-terminated), or -ENOENT.
+ */
+int rdna1_mtype_vm_owner(const void *vm, u32 *tgid, char name[16])
+{
+#ifdef RDNA1_VM_TASK_INFO_OFFSET
+	const u8 *info;
+	s32 t;
+
+	if (!vm || copy_from_kernel_nofault(&info, (const u8 *)vm + RDNA1_VM_TASK_INFO_OFFSET,
+					    sizeof(info)) || !info)
+		return -ENOENT;
+	if (copy_from_kernel_nofault(&t, info + RDNA1_TASK_INFO_TGID_OFFSET, sizeof(t)) ||
+	    t <= 0 || copy_from_kernel_nofault(name, info + RDNA1_TASK_INFO_NAME_OFFSET, 16))
+		return -ENOENT;
+	name[15] = '\0';
+	*tgid = t;
+	return 0;
+#else
+	return -ENOENT;
 #endif
 }
 
@@ -213,11 +253,11 @@ static void rdna1_exit(struct fprobe *fp, unsigned long entry_ip,
 	struct rdna1_pte_call call = {
 		.flags = e->flags,
 		.bo = e->bo,
+		.vm = e->vm,
 		.vm_flags = e->vm_flags,
 	};
 
 	rdna1_read_device(e->adev, &call);
-	call.vm_kind = rdna1_read_vm_kind(e->vm);
 	rdna1_mtype_on_pte(&call);
 }
 

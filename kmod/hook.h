@@ -14,12 +14,12 @@
 struct rdna1_pte_call {
 	u64 *flags;		/* the function's u64 *flags argument */
 	const void *bo;		/* its struct amdgpu_bo *bo argument, may be NULL */
+	const void *vm;		/* its struct amdgpu_vm *vm argument, may be NULL */
 	u32 vm_flags;		/* AMDGPU_VM_PAGE_* | AMDGPU_VM_MTYPE_* */
 	u32 dev_addr;		/* PCI domain << 16 | bus << 8 | devfn */
 	u16 dev_vendor;
 	u16 dev_device;
 	u8 dev_known;		/* dev_* valid: adev passed the layout check */
-	u8 vm_kind;		/* enum rdna1_vm_kind */
 };
 
 /* The kind of VM a mapping is in (`VmKind` of shared/src/policy.rs, asserted in ffi.rs). */
@@ -38,15 +38,15 @@ enum rdna1_bad_bo {
 	RDNA1_BAD_BO_UNREADABLE = 4,	/* a field at an address that faults: a wrong layout */
 };
 
-static_assert(sizeof(struct rdna1_pte_call) == 32);
+static_assert(sizeof(struct rdna1_pte_call) == 40);
 static_assert(offsetof(struct rdna1_pte_call, flags) == 0);
 static_assert(offsetof(struct rdna1_pte_call, bo) == 8);
-static_assert(offsetof(struct rdna1_pte_call, vm_flags) == 16);
-static_assert(offsetof(struct rdna1_pte_call, dev_addr) == 20);
-static_assert(offsetof(struct rdna1_pte_call, dev_vendor) == 24);
-static_assert(offsetof(struct rdna1_pte_call, dev_device) == 26);
-static_assert(offsetof(struct rdna1_pte_call, dev_known) == 28);
-static_assert(offsetof(struct rdna1_pte_call, vm_kind) == 29);
+static_assert(offsetof(struct rdna1_pte_call, vm) == 16);
+static_assert(offsetof(struct rdna1_pte_call, vm_flags) == 24);
+static_assert(offsetof(struct rdna1_pte_call, dev_addr) == 28);
+static_assert(offsetof(struct rdna1_pte_call, dev_vendor) == 32);
+static_assert(offsetof(struct rdna1_pte_call, dev_device) == 34);
+static_assert(offsetof(struct rdna1_pte_call, dev_known) == 36);
 
 /* Which policy field a parameter reads or writes (`Field` in ffi.rs). */
 enum rdna1_policy_field {
@@ -74,6 +74,10 @@ void rdna1_mtype_policy_lock(void);
 void rdna1_mtype_policy_unlock(void);
 /* C, for the Rust probe handler: logs (rate-limited) that a BO broke an invariant. */
 void rdna1_mtype_report_bad_bo(u32 why);
+/* C, for the Rust probe handler: the kind of VM (enum rdna1_vm_kind) of a live amdgpu_vm. */
+u8 rdna1_mtype_vm_kind(const void *vm);
+/* C, for the Rust probe handler: the process owning the VM, read without faulting; 0 or -ENOENT. */
+int rdna1_mtype_vm_owner(const void *vm, u32 *tgid, char name[16]);
 /* The module version (Cargo.toml), NUL-padded. */
 extern const char rdna1_mtype_version[24];
 

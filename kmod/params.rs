@@ -44,9 +44,9 @@ unsafe extern "C" fn rdna1_mtype_policy_store(field: u32, val: *const c_char, le
         return EINVAL.to_errno();
     };
     // SAFETY: the caller holds rdna1_policy_lock until we return (this function's contract).
-    let lock = unsafe { PolicyLocked::assume_held() };
+    let mut lock = unsafe { PolicyLocked::assume_held() };
     let field = Field::from_raw(field);
-    let old = state::current();
+    let old = *state::current_locked(&lock);
     let mut new = old;
     let p = &mut new.policy;
     let parsed = match field {
@@ -64,7 +64,7 @@ unsafe extern "C" fn rdna1_mtype_policy_store(field: u32, val: *const c_char, le
         return EINVAL.to_errno();
     }
     if new != old {
-        state::publish(&lock, new);
+        state::publish(&mut lock, new);
     }
     if field == Some(Field::BoLayout) {
         match new.bo_layout {
@@ -141,12 +141,14 @@ fn write_field(w: &mut SliceWriter<'_>, field: Option<Field>, s: &State) -> core
 /// `buf` points to `len` writable bytes; the caller holds rdna1_policy_lock.
 #[unsafe(no_mangle)]
 unsafe extern "C" fn rdna1_mtype_policy_show(field: u32, buf: *mut c_char, len: usize) -> c_int {
-    let s = state::current();
+    // SAFETY: the caller holds rdna1_policy_lock until we return (this function's contract).
+    let lock = unsafe { PolicyLocked::assume_held() };
+    let s = state::current_locked(&lock);
     let field = Field::from_raw(field);
     // SAFETY: per this function's contract.
     unsafe {
         show(buf, len, |w| {
-            write_field(w, field, &s).and_then(|()| w.write_str("\n"))
+            write_field(w, field, s).and_then(|()| w.write_str("\n"))
         })
     }
 }

@@ -12,7 +12,7 @@ use kernel::prelude::*;
 use kernel::transmute::FromBytes;
 
 use crate::abi;
-use crate::bo::{self, BoClass, BoFields, CheckedLayout};
+use crate::bo::{self, BoClass, BoFields, CheckedLayout, LayoutSource};
 use crate::btf_id;
 use crate::events;
 use crate::ffi::{self, PteCall};
@@ -37,9 +37,6 @@ impl Hook {
     ///
     /// Called once, from module init.
     pub(crate) unsafe fn arm() -> Result<Hook> {
-        // SAFETY: once, from module init (this function's contract), before the hook can run
-        // or the device is registered.
-        unsafe { events::init() };
         ffi::check_kernel()?;
         // Before arming: the first hooked call already classifies BOs.
         state::init_layout();
@@ -61,6 +58,9 @@ impl Drop for Hook {
 }
 
 /// Applies the policy to the PTE flags `gmc_v10_0_get_vm_pte` just computed, and counts.
+///
+/// Reads nothing the decision does not need: the VM's kind and the BO's class only when
+/// [`policy::decide`] asks (a logged event reads the VM's kind if it was not read).
 ///
 /// # Safety
 ///
@@ -84,20 +84,26 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
         vendor: c.dev_vendor,
         device: c.dev_device,
     });
-    let state = state::current();
+    // SAFETY: fprobe_return() runs this exit handler inside guard(rcu_sched_notrace)
+    // (kernel/trace/fprobe.c), which lasts until this function returns, longer than the value.
+    let rcu = unsafe { state::InExitHandler::assume() };
+    let state = state::current(&rcu);
     let call = Call {
         vm_flags: c.vm_flags,
         flags: computed,
         device,
-        vm: VmKind::from_u32(u32::from(c.vm_kind)).unwrap_or(VmKind::Unknown),
     };
-    // The class `decide` read, if it needed one: the event logs it.
-    let mut read = None;
-    let decision = policy::decide(&state.policy, &call, || {
-        let class = bo_class(c.bo, state.bo_layout);
-        read = Some(class);
-        class
-    });
+    // What `decide` read, if it needed it: the event logs it.
+    let mut vm_read = None;
+    let mut class_read = None;
+    let decision = policy::decide(
+        &state.policy,
+        &call,
+        // SAFETY: `c.vm` is the hooked function's argument, during its call (this function's
+        // contract).
+        || *vm_read.insert(unsafe { ffi::vm_kind(c.vm) }),
+        || *class_read.insert(bo_class(c.bo, state.bo_layout, state.bo_layout_source)),
+    );
     if let Decision::Rewrite(new) = decision {
         // SAFETY: as above.
         unsafe { c.flags.write(new) };
@@ -118,35 +124,47 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
                 | Skip::NotAValidPage
         )
     ) {
-        // Not read means the decision did not depend on the BO (an unknown device): it is not
-        // read for the log either, so an event never reads more than the decision did. A null
-        // BO is known without reading.
-        let class = read.unwrap_or(if c.bo.is_null() {
+        // Not read means the decision did not depend on the BO (an unknown device, say): it
+        // is not read for the log either, so an event never reads a BO the decision did not.
+        // A null BO is known without reading. The VM's kind is one byte read without faulting.
+        let class = class_read.unwrap_or(if c.bo.is_null() {
             BoClass::None
         } else {
             BoClass::Unknown
         });
-        log_event(c, class, before, decision);
+        // SAFETY: as above.
+        let vm = vm_read.unwrap_or_else(|| unsafe { ffi::vm_kind(c.vm) });
+        log_event(c, vm, class, before, decision);
     }
 }
 
 /// Appends one decision to the event ring.
-fn log_event(c: &PteCall, class: BoClass, before: u8, decision: Decision) {
+fn log_event(c: &PteCall, vm: VmKind, class: BoClass, before: u8, decision: Decision) {
     let written = match decision {
         Decision::Rewrite(f) => pte::mtype_bits(f),
         _ => before,
     };
     let (action, skip) = abi::Event::action_of(decision);
     let task = kernel::task::Task::current_raw();
-    // SAFETY: `current` is valid for the whole call; pid and comm are plain fields (comm may
-    // change concurrently: a torn name is harmless, as with get_task_comm).
-    let (pid, comm) = unsafe { ((*task).pid, (*task).comm) };
+    // SAFETY: `current` is valid for the whole call; pid, flags and comm are plain fields
+    // (comm may change concurrently: a torn name is harmless, as with get_task_comm).
+    let (mut pid, task_flags, mut comm) =
+        unsafe { ((*task).pid as u32, (*task).flags, (*task).comm) };
+    // A kernel thread (KFD's restore worker, an SVM worker) maps for the process owning the
+    // VM: name that process, as amdgpu recorded it, or say the thread is all there is.
+    let origin = if task_flags & kernel::bindings::PF_KTHREAD == 0 {
+        abi::ORIGIN_TASK
+    } else if let Some((owner, name)) = ffi::vm_owner(c.vm) {
+        pid = owner;
+        comm = name;
+        abi::ORIGIN_VM_OWNER
+    } else {
+        abi::ORIGIN_KERNEL_THREAD
+    };
     let ev = abi::Event {
         seq: 0,
-        // SAFETY: ktime_get() may be called from any context but NMI; this is a probe on a
-        // process-context function.
-        time_ns: unsafe { kernel::bindings::ktime_get() } as u64,
-        pid: pid as u32,
+        time_ns: ffi::coarse_monotonic_ns(),
+        pid,
         dev_addr: c.dev_addr,
         vendor: c.dev_vendor,
         device: c.dev_device,
@@ -158,8 +176,8 @@ fn log_event(c: &PteCall, class: BoClass, before: u8, decision: Decision) {
         action,
         skip,
         dev_known: c.dev_known,
-        vm_kind: c.vm_kind,
-        reserved: 0,
+        vm_kind: vm as u8,
+        origin,
     };
     events::push(ev);
 }
@@ -167,27 +185,26 @@ fn log_event(c: &PteCall, class: BoClass, before: u8, decision: Decision) {
 /// The class of the BO at `bo`, read through `layout`.
 ///
 /// `bo` is the hooked function's argument: null or a live `struct amdgpu_bo`, which its caller
-/// keeps alive for the call. Safe whatever `bo` and `layout` are: fields are read with
-/// [`read_field`], which checks and never faults.
-fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
+/// keeps alive for the call. Safe whatever `bo` and `layout` are: see [`read_field`].
+fn bo_class(bo: *const u8, layout: Option<CheckedLayout>, source: LayoutSource) -> BoClass {
     if bo.is_null() {
         return BoClass::None;
     }
     let Some(l) = layout else {
         return BoClass::Unknown;
     };
+    // The built-in layout is the target's own struct (its BTF, or the copy checked identical
+    // for the releases built without BTF): its fields lie within every amdgpu_bo. A layout
+    // root set is root's word only: its `size` (up to 64 KiB) may be far larger than the real
+    // struct, so a field may lie past the BO's end, on an unmapped page.
+    let own = source == LayoutSource::Builtin;
     let l = l.get();
     let type_offset = ffi::ttm_bo_type_offset();
-    // The offsets are BTF's or root's word only: root may give a layout whose `size` (up to
-    // 64 KiB) is far larger than the real struct, so a field may lie past the BO's end, in
-    // another object or on an unmapped page. Hence no plain reads: each field is copied with
-    // copy_from_kernel_nofault, and a field that cannot be read makes the BO unknown for this
-    // call, as one that breaks an invariant does.
     let fields = (|| {
         Some(BoFields {
-            preferred_domains: read_field(bo, l.size, l.preferred_domains)?,
-            flags: read_field(bo, l.size, l.flags)?,
-            ttm_type: read_field(bo, l.size, l.tbo.checked_add(type_offset)?)?,
+            preferred_domains: read_field(bo, l.size, l.preferred_domains, own)?,
+            flags: read_field(bo, l.size, l.flags, own)?,
+            ttm_type: read_field(bo, l.size, l.tbo.checked_add(type_offset)?, own)?,
         })
     })();
     let Some(fields) = fields else {
@@ -206,17 +223,24 @@ fn bo_class(bo: *const u8, layout: Option<CheckedLayout>) -> BoClass {
 /// (which [`CheckedLayout`] bounds by [`bo::BoLayout::MAX_SIZE`]) and its address can be read:
 /// `None` if not (a wrong layout).
 ///
-/// Callable with preemption or interrupts off: copy_from_kernel_nofault disables page faults
-/// around the copy, and a fault on the address ends the copy (exception table) instead of being
-/// handled. Past a real BO (kmalloc'd by amdgpu) lies the direct map: RAM or nothing.
-fn read_field<T: FromBytes>(bo: *const u8, size: u32, offset: u32) -> Option<T> {
+/// With `own` (the built-in layout: the field lies within the real struct) and a naturally
+/// aligned address, a volatile load; otherwise copy_from_kernel_nofault, which never faults.
+/// Callable with preemption or interrupts off.
+fn read_field<T: FromBytes>(bo: *const u8, size: u32, offset: u32, own: bool) -> Option<T> {
     let end = (offset as usize).checked_add(size_of::<T>())?;
     if end > size as usize {
         return None;
     }
     // Wrapping: a wrong layout places `src` outside the BO, where `add` would be undefined
-    // behaviour; the address is only handed to copy_from_kernel_nofault, never dereferenced.
+    // behaviour; such an address is only handed to copy_from_kernel_nofault.
     let src = bo.wrapping_add(offset as usize);
+    if own && src.cast::<T>().is_aligned() {
+        // SAFETY: `bo` is a live `struct amdgpu_bo` (the hooked function's argument during its
+        // call) and the built-in layout is that struct's own, whose `size` it is, so
+        // `offset..end` lies within it; the address is aligned for `T`, and any bytes are a
+        // valid `T` (`FromBytes`). Volatile, as READ_ONCE: amdgpu may write the field meanwhile.
+        return Some(unsafe { core::ptr::read_volatile(src.cast::<T>()) });
+    }
     let mut v = MaybeUninit::<T>::uninit();
     // SAFETY: `v` is a local, valid for writes of `size_of::<T>()` bytes. copy_from_kernel_nofault
     // takes any source address: it refuses user and non-canonical ones (-ERANGE) and, with

@@ -7,9 +7,11 @@
 //! release store and waits an RCU grace period, so every call sees one whole state, old or new.
 
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 
 use kernel::prelude::*;
 use kernel::sync::atomic::{Acquire, Atomic, Relaxed, Release};
+use kernel::sync::rcu;
 
 use crate::bo::{BoLayout, CheckedLayout, LayoutSource, LayoutStatus};
 use crate::ffi::{self, PolicyLocked};
@@ -47,23 +49,67 @@ static SLOTS: PolicySlots = PolicySlots([UnsafeCell::new(INITIAL), UnsafeCell::n
 /// The index (bit 0) of the slot in force.
 static ACTIVE: Atomic<u32> = Atomic::new(0);
 
-/// The state in force. Any context but NMI (the probe handler runs with preemption off).
-pub(crate) fn current() -> State {
-    // A writer waits for this section to end before it reuses a slot that was active in it.
-    let _rcu = kernel::sync::rcu::read_lock();
-    let i = (ACTIVE.load(Acquire) & 1) as usize;
-    // SAFETY: slot `i` was active inside this RCU read-side section; by the invariant of
-    // `PolicySlots`, no writer touches it until a grace period after it stopped being active,
-    // which cannot end before this section does.
-    unsafe { *SLOTS.0[i].get() }
+/// Proof of an RCU read-side critical section that lasts as long as the value: what
+/// [`publish`]'s `synchronize_rcu()` waits for.
+///
+/// # Safety
+///
+/// While a value of the implementing type exists, the current CPU is inside such a section.
+pub(crate) unsafe trait ReadSide {}
+
+// SAFETY: `rcu::Guard` holds rcu_read_lock() while it exists (its type invariant).
+unsafe impl ReadSide for rcu::Guard {}
+
+/// The probe's exit handler: fprobe_return() runs it inside `guard(rcu_sched_notrace)`
+/// (preemption off), which `synchronize_rcu()` waits for (one RCU since Linux 4.20). Saves the
+/// handler an `rcu_read_lock()` of its own.
+///
+/// # Invariants
+///
+/// Exists only inside such a section, and not beyond it (not `Send`, made per call).
+pub(crate) struct InExitHandler(PhantomData<*mut ()>);
+
+impl InExitHandler {
+    /// # Safety
+    ///
+    /// Called from the fprobe exit handler, and the value dropped before it returns.
+    pub(crate) unsafe fn assume() -> InExitHandler {
+        // INVARIANT: per this function's contract.
+        InExitHandler(PhantomData)
+    }
 }
 
-/// Makes `new` the state in force, all at once; sleeps for an RCU grace period.
-pub(crate) fn publish(_lock: &PolicyLocked, new: State) {
+// SAFETY: by the type invariant, inside the exit handler's rcu_sched section.
+unsafe impl ReadSide for InExitHandler {}
+
+/// The state in force, borrowed for as long as `_rcu` proves an RCU read-side section: only
+/// a reader can call it. Any context but NMI.
+pub(crate) fn current<R: ReadSide>(_rcu: &R) -> &State {
+    let i = (ACTIVE.load(Acquire) & 1) as usize;
+    // SAFETY: slot `i` was active inside the RCU read-side section `_rcu` proves, which lasts
+    // as long as the returned borrow; by the invariant of `PolicySlots`, no writer touches the
+    // slot until a grace period after it stopped being active, which cannot end before it.
+    unsafe { &*SLOTS.0[i].get() }
+}
+
+/// The state in force, for a writer: borrowed from `_lock`, so no [`publish`] (which needs the
+/// lock mutably) can run while it is used.
+pub(crate) fn current_locked(_lock: &PolicyLocked) -> &State {
+    let i = (ACTIVE.load(Relaxed) & 1) as usize;
+    // SAFETY: only `publish` changes `ACTIVE` or writes a slot, and only the inactive one; it
+    // needs `&mut PolicyLocked`, which the shared borrow of `_lock` excludes for as long as the
+    // returned one lives, and the lock excludes writers of other tasks (type invariant of
+    // `PolicyLocked`).
+    unsafe { &*SLOTS.0[i].get() }
+}
+
+/// Makes `new` the state in force, all at once; sleeps for an RCU grace period. Takes the
+/// lock's proof mutably: no borrow from [`current_locked`] lives across it.
+pub(crate) fn publish(_lock: &mut PolicyLocked, new: State) {
     let next = ((ACTIVE.load(Relaxed) & 1) ^ 1) as usize;
     // SAFETY: `next` is inactive and the previous writer waited a grace period after making it
     // inactive (invariant of `PolicySlots`), so no reader holds it; the lock (`_lock`)
-    // excludes other writers.
+    // excludes other writers, and its exclusive borrow any `current_locked` borrow.
     unsafe { *SLOTS.0[next].get() = new };
     // INVARIANT: `next` becomes active; the slot that was active is reused only after the
     // grace period below.
@@ -92,8 +138,8 @@ pub(crate) fn builtin_layout() -> Option<CheckedLayout> {
 /// Picks the built-in layout unless a `bo_layout=` parameter was given at load. Called from
 /// module init, before the hook is armed: the first hooked call already classifies BOs.
 pub(crate) fn init_layout() {
-    let lock = PolicyLocked::lock();
-    let old = current();
+    let mut lock = PolicyLocked::lock();
+    let old = *current_locked(&lock);
     if old.bo_layout_source != LayoutSource::Unset {
         return;
     }
@@ -106,18 +152,18 @@ pub(crate) fn init_layout() {
         bo_layout_source: LayoutSource::Builtin,
         ..old
     };
-    publish(&lock, new);
+    publish(&mut lock, new);
     pr_info!("amdgpu_bo layout: built-in {}\n", format_args!("{}", l));
 }
 
 /// Sets the policy (`SET_POLICY`) to what `f` makes of the one in force, in one step under
 /// the lock (a version 1 caller keeps what it cannot express), keeping the layout.
 pub(crate) fn update_policy<E>(f: impl FnOnce(&Policy) -> Result<Policy, E>) -> Result<(), E> {
-    let lock = PolicyLocked::lock();
-    let old = current();
+    let mut lock = PolicyLocked::lock();
+    let old = *current_locked(&lock);
     let policy = f(&old.policy)?;
     if old.policy != policy {
-        publish(&lock, State { policy, ..old });
+        publish(&mut lock, State { policy, ..old });
         log_policy(&policy, &old.policy);
     }
     Ok(())
@@ -140,7 +186,7 @@ pub(crate) fn log_policy(n: &Policy, o: &Policy) {
 
 /// Logs the policy in force at load.
 pub(crate) fn log_loaded() {
-    let p = current().policy;
+    let p = current(&rcu::read_lock()).policy;
     pr_info!(
         "loaded, mode {}, scope {}, classes {}, vm_scope {}\n",
         p.mode.name(),

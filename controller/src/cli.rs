@@ -16,8 +16,9 @@ use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
 ///   rdna1ctl status               # what is armed, per GPU
 ///   sudo rdna1ctl verify --duration 60   # run your PyTorch job meanwhile
 ///
-/// Exit codes: 0 ok, 1 error, 2 usage, 3 problems found (verify/doctor), 4 needs root,
-/// 5 module not loaded. See rdna1ctl(8) or docs/CLI.md.
+/// Exit codes: 0 ok, 1 error, 2 usage (or a --root without sys/), 3 problems found
+/// (verify, doctor, check-kernel, status --check), 4 needs root, 5 module not loaded.
+/// See rdna1ctl(8) or docs/CLI.md.
 #[derive(Parser, Debug)]
 #[command(
     name = "rdna1ctl",
@@ -27,14 +28,11 @@ use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
 )]
 pub struct Cli {
     /// Read /sys, /proc, /dev and /etc below DIR instead of / (tests, offline diagnosis).
-    #[arg(
-        long,
-        global = true,
-        value_name = "DIR",
-        env = "RDNA1CTL_ROOT",
-        default_value = "/"
-    )]
-    pub root: PathBuf,
+    /// Default: $RDNA1CTL_ROOT if set and not empty, else /. DIR must hold sys/.
+    // The variable is read by `crate::run`, not clap: clap refuses an empty one ("a value is
+    // required for --root"), which a user who never typed --root cannot make sense of.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
 
     /// Print one JSON document (schema in docs/CLI.md) instead of text.
     #[arg(long, global = true)]
@@ -53,8 +51,16 @@ pub enum Command {
     /// Show the module (loaded, version, ABI, policy, layout, hook) and every AMD GPU: PCI
     /// address, name, gfx target, RDNA1 or not, in scope or not, and the module's counters.
     ///
+    /// With --check, exits 0 only when at least one RDNA1 GPU is in the module's scope and
+    /// every one that is, is protected; 3 otherwise (for scripts: `rdna1ctl status --check &&
+    /// python train.py`).
+    ///
     /// Example: `rdna1ctl status`
-    Status,
+    Status {
+        /// Exit 3 unless every in-scope RDNA1 GPU is protected (and there is one).
+        #[arg(long)]
+        check: bool,
+    },
     /// Enforce MTYPE_NC (root only): mode enforce, with the scope, VM scope and classes given
     /// (others keep their value). Prints the policy as the module reads it back.
     ///
@@ -81,7 +87,8 @@ pub enum Command {
     ///
     /// Example: `sudo rdna1ctl apply --config /etc/rdna1-mtype/config.toml`
     Apply {
-        /// The config file (schema in docs/CLI.md); below --root.
+        /// The config file (schema in docs/CLI.md): an absolute PATH below --root, a relative
+        /// one from the current directory.
         #[arg(
             long,
             value_name = "PATH",
@@ -158,16 +165,22 @@ pub enum Command {
         /// bash, elvish, fish, powershell or zsh.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) for rdna1ctl(8).
+    /// Print the man page (roff) for rdna1ctl(8), or with COMMAND for rdna1ctl-COMMAND(8).
+    /// Each has EXIT STATUS, ENVIRONMENT and FILES.
     ///
-    /// Example: `rdna1ctl man | man -l -`
-    Man,
+    /// Example: `rdna1ctl man | man -l -`, `rdna1ctl man status | man -l -`
+    Man {
+        /// A subcommand (status, verify, ...): its own page.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
 }
 
 /// The policy options `enable` and `set` share.
 #[derive(Args, Debug, Clone, Default)]
 pub struct PolicyArgs {
-    /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0).
+    /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0, or
+    /// lspci's 03:00.0; duplicates are dropped).
     #[arg(long, value_parser = parse_scope)]
     pub scope: Option<Scope>,
     /// Which VMs: compute (VMs KFD acquired: ROCm/HIP; graphics clients are never changed) or
@@ -183,8 +196,8 @@ pub struct PolicyArgs {
 /// Options of `rdna1ctl verify`.
 #[derive(Args, Debug, Clone)]
 pub struct VerifyArgs {
-    /// Trace for S seconds (default 10).
-    #[arg(long, value_name = "S", conflicts_with = "until_interrupt")]
+    /// Trace for S seconds (default 10; more than 0, at most 604800: a week).
+    #[arg(long, value_name = "S", conflicts_with = "until_interrupt", value_parser = parse_duration)]
     pub duration: Option<f64>,
     /// Trace until Ctrl-C (SIGINT) or SIGTERM.
     #[arg(long)]
@@ -194,14 +207,31 @@ pub struct VerifyArgs {
     pub pid: Option<u32>,
 }
 
+/// The longest `verify --duration`: a week. Longer windows are `--until-interrupt`'s; the bound
+/// keeps the value far from what `Duration` can hold.
+pub const MAX_DURATION_S: f64 = 7.0 * 24.0 * 3600.0;
+
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= MAX_DURATION_S => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a duration: give seconds, more than 0 and at most {MAX_DURATION_S} \
+             (a week); for longer, --until-interrupt"
+        )),
+    }
+}
+
 pub fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::parse(s.as_bytes())
         .ok_or_else(|| format!("{s:?} is not a mode: use off, audit or enforce"))
 }
 
 pub fn parse_scope(s: &str) -> Result<Scope, String> {
-    Scope::parse(s.as_bytes()).ok_or_else(|| {
-        format!("{s:?} is not a scope: use rdna1, gfx10, or 1 to 8 PCI addresses like 0000:03:00.0,0000:04:00.0")
+    crate::config::parse_scope(s).ok_or_else(|| {
+        format!(
+            "{s:?} is not a scope: use rdna1, gfx10, or 1 to 8 PCI addresses like \
+             0000:03:00.0,04:00.0 (lspci's form)"
+        )
     })
 }
 

@@ -4,8 +4,36 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use rdna1_mtype_shared::pci::PciAddr;
 use rdna1_mtype_shared::policy::{Classes, Mode, Policy, Scope, VmScope};
 use serde::{Deserialize, Serialize};
+
+/// A scope as people write it (`--scope`, the config file): `rdna1`, `gfx10`, or PCI addresses
+/// comma-separated, also in lspci's short form (`03:00.0`: domain 0000) and in upper case,
+/// duplicates dropped. The result is the canonical list the shared parser (the module's own)
+/// takes, so the module sees exactly what status and set print.
+pub fn parse_scope(text: &str) -> Option<Scope> {
+    let text = text.trim();
+    match Scope::parse(text.as_bytes()) {
+        Some(named @ (Scope::Rdna1 | Scope::Gfx10)) => return Some(named),
+        _ if text.is_empty() => return None,
+        _ => {}
+    }
+    let mut addrs: Vec<PciAddr> = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        // lspci prints BB:DD.F for domain 0 unless run with -D.
+        let full = match part.len() {
+            7 => format!("0000:{part}"),
+            _ => part.to_owned(),
+        };
+        let addr = PciAddr::parse(full.as_bytes())?;
+        if !addrs.contains(&addr) {
+            addrs.push(addr);
+        }
+    }
+    let canonical: Vec<String> = addrs.iter().map(PciAddr::to_string).collect();
+    Scope::parse(canonical.join(",").as_bytes())
+}
 
 /// The only schema version this rdna1ctl reads. Keys added later with a default that keeps
 /// the older files' meaning (`vm_scope`) do not change it.
@@ -96,7 +124,7 @@ pub fn plan(text: &str, path: &Path) -> Result<Plan> {
         }
         ScopeSetting::Devices(list) => list.join(","),
     };
-    let scope = Scope::parse(scope_text.as_bytes()).with_context(|| {
+    let scope = parse_scope(&scope_text).with_context(|| {
         format!(
             "{where_}: scope = {scope_text:?}: use \"rdna1\", \"gfx10\" or a list of 1 to 8 \
              PCI addresses like [\"0000:03:00.0\"]"
@@ -214,6 +242,34 @@ mod tests {
         ] {
             let e = format!("{:#}", p(text).unwrap_err());
             assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn scope_takes_lspci_short_and_upper_case_addresses_once() {
+        let list = |t: &str| parse_scope(t).map(|s| s.to_string());
+        assert_eq!(list("rdna1").as_deref(), Some("rdna1"));
+        assert_eq!(list(" gfx10\n").as_deref(), Some("gfx10"));
+        assert_eq!(list("03:00.0").as_deref(), Some("0000:03:00.0"));
+        assert_eq!(list("0000:0A:00.0").as_deref(), Some("0000:0a:00.0"));
+        assert_eq!(
+            list("03:00.0,0000:03:00.0, 0A:00.0,0000:0a:00.0").as_deref(),
+            Some("0000:03:00.0,0000:0a:00.0"),
+            "duplicates in any spelling are one"
+        );
+        // Nine spellings of eight devices fit the module's eight.
+        let nine = "01:00.0,02:00.0,03:00.0,04:00.0,05:00.0,06:00.0,07:00.0,08:00.0,08:00.0";
+        assert_eq!(parse_scope(nine).map(|s| s.addrs().len()), Some(8));
+        for bad in [
+            "",
+            ",",
+            "03:00.0,",
+            "3:00.0",
+            "0000:03:00.8",
+            "RDNA1",
+            "01:00.0,02:00.0,03:00.0,04:00.0,05:00.0,06:00.0,07:00.0,08:00.0,09:00.0",
+        ] {
+            assert_eq!(parse_scope(bad), None, "{bad:?}");
         }
     }
 }

@@ -1,14 +1,11 @@
 //! `rdna1ctl`: reads and sets the policy of the `rdna1_mtype` kernel module and checks it.
 
-use std::io::Write;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
-use rdna1ctl::cli::Cli;
-use rdna1ctl::sysroot::SysRoot;
-use rdna1ctl::{commands, exit, Ctx};
+use rdna1ctl::Colors;
 
-fn init_tracing(verbose: u8) {
+fn init_tracing(verbose: u8, ansi: bool) {
     let level = match verbose {
         0 => tracing::Level::WARN,
         1 => tracing::Level::INFO,
@@ -20,33 +17,22 @@ fn init_tracing(verbose: u8) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()
+        // The subscriber colours by default, also into files and pipes.
+        .with_ansi(ansi)
         .init();
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    init_tracing(cli.verbose);
-    let ctx = Ctx {
-        root: SysRoot::new(cli.root),
-        json: cli.json,
+    // NO_COLOR (no-color.org): any non-empty value turns colour off, terminal or not.
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let colors = Colors {
+        stdout: !no_color && std::io::stdout().is_terminal(),
+        stderr: !no_color && std::io::stderr().is_terminal(),
     };
     let mut out = std::io::stdout().lock();
-    let result = commands::run(&ctx, cli.command, &mut out).and_then(|code| {
-        out.flush()?;
-        Ok(code)
+    let mut err = std::io::stderr();
+    let code = rdna1ctl::run(std::env::args_os(), &mut out, &mut err, colors, |cli| {
+        init_tracing(cli.verbose, colors.stderr)
     });
-    match result {
-        Ok(code) => ExitCode::from(code as u8),
-        Err(e) => {
-            // A closed pipe (`rdna1ctl events --follow | head`) is not an error.
-            if e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("rdna1ctl: {e:#}");
-            ExitCode::from(exit::code_of(&e) as u8)
-        }
-    }
+    ExitCode::from(code)
 }

@@ -1,6 +1,7 @@
 //! Human or JSON output. JSON documents carry the schema version (docs/CLI.md) so scripts can
 //! tell what they read.
 
+use std::cell::RefCell;
 use std::io::Write;
 
 use anyhow::Result;
@@ -49,10 +50,25 @@ pub fn vm_scope_text(v: VmScope) -> &'static str {
     }
 }
 
+thread_local! {
+    /// The `--root` in use when it is not `/`, for every document's `root` field. Set once per
+    /// run by [`crate::run`]; thread-local rather than an argument so that no command has to
+    /// carry it to each `json` call.
+    static ROOT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Sets the `root` every JSON document of this thread carries from now on (`None`: `/`, omitted).
+pub fn set_root(root: Option<String>) {
+    ROOT.with(|r| *r.borrow_mut() = root);
+}
+
 #[derive(Serialize)]
 struct Envelope<'a, T: Serialize> {
     schema_version: u32,
     command: &'a str,
+    /// Present only when rdna1ctl reads a tree other than `/` (`--root`, `RDNA1CTL_ROOT`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root: Option<String>,
     #[serde(flatten)]
     body: &'a T,
 }
@@ -64,11 +80,23 @@ pub fn json<T: Serialize>(command: &str, body: &T, out: &mut impl Write) -> Resu
         &Envelope {
             schema_version: JSON_SCHEMA_VERSION,
             command,
+            root: ROOT.with(|r| r.borrow().clone()),
             body,
         },
     )?;
     writeln!(out)?;
     Ok(())
+}
+
+#[derive(Serialize)]
+struct ErrorJson<'a> {
+    message: &'a str,
+    exit_code: u8,
+}
+
+/// A failed command under `--json`: the `error` document (docs/CLI.md, "Errors").
+pub fn json_error(message: &str, exit_code: u8, out: &mut impl Write) -> Result<()> {
+    json("error", &ErrorJson { message, exit_code }, out)
 }
 
 #[cfg(test)]
@@ -87,6 +115,19 @@ mod tests {
         assert_eq!(
             String::from_utf8(v).unwrap(),
             "{\"schema_version\":1,\"command\":\"status\",\"x\":7}\n"
+        );
+    }
+
+    #[test]
+    fn root_other_than_slash_is_in_every_document_and_errors_are_documents() {
+        set_root(Some("/mnt/x".into()));
+        let mut v = Vec::new();
+        json_error("no such thing", 2, &mut v).unwrap();
+        set_root(None);
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "{\"schema_version\":1,\"command\":\"error\",\"root\":\"/mnt/x\",\
+             \"message\":\"no such thing\",\"exit_code\":2}\n"
         );
     }
 }

@@ -330,7 +330,15 @@ fn unknown_mode_is_an_error_that_names_the_file() {
     for json in [false, true] {
         let (ok, out, err) = run(&root.0, json);
         assert!(!ok);
-        assert!(out.is_empty(), "nothing half-written on stdout: {out}");
+        if json {
+            // The error is the one document on stdout, nothing half-written before it.
+            let v: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["command"], "error", "{out}");
+            assert!(v["message"].as_str().unwrap().contains("turbo"), "{out}");
+        } else {
+            let only_root = format!("root: {} (not this machine)\n", root.0.display());
+            assert_eq!(out, only_root, "nothing half-written on stdout");
+        }
         assert!(err.contains("unknown mode \"turbo\""), "{err}");
     }
 }

@@ -22,14 +22,17 @@ fn module_not_loaded_exits_5_and_says_how_to_load() {
 
 #[test]
 fn bad_duration_is_refused_before_anything_else() {
-    for d in ["0", "-1", "nan", "inf"] {
+    // A bad value is a usage error (docs/CLI.md: exit 2), never a panic: 1e20 s overflowed
+    // Duration::from_secs_f64.
+    for d in ["0", "-1", "nan", "inf", "1e20", "604800.5", "1s", ""] {
         let (code, err) = verify(&[&format!("--duration={d}")]);
-        assert_eq!(code, Some(1), "--duration {d}: {err}");
-        assert!(
-            err.contains("positive number of seconds"),
-            "--duration {d}: {err}"
-        );
+        assert_eq!(code, Some(2), "--duration {d}: {err}");
+        assert!(err.contains("is not a duration"), "--duration {d}: {err}");
+        assert!(!err.contains("panicked"), "--duration {d}: {err}");
     }
+    // The largest allowed one gets past the command line (to the missing module).
+    let (code, err) = verify(&["--duration", "604800"]);
+    assert_eq!(code, Some(5), "{err}");
     let (code, _) = verify(&["--duration", "1", "--until-interrupt"]);
     assert_eq!(code, Some(2), "conflicting options are a usage error");
 }

@@ -369,9 +369,10 @@ pub const ACTION_WOULD_REWRITE: u8 = 2;
 pub struct Event {
     /// Sequence number, from 0 since the module loaded.
     pub seq: u64,
-    /// `ktime_get()` (CLOCK_MONOTONIC) in ns.
+    /// CLOCK_MONOTONIC in ns, at tick resolution (CLOCK_MONOTONIC_COARSE).
     pub time_ns: u64,
-    /// Thread id of the task that made the mapping.
+    /// Thread id of the task that made the mapping, or the process id of the VM's owner
+    /// ([`Event::origin`] says which).
     pub pid: u32,
     /// PCI address (valid if `dev_known`).
     pub dev_addr: u32,
@@ -381,7 +382,7 @@ pub struct Event {
     pub device: u16,
     /// The mapping request (`AMDGPU_VM_*`); its MTYPE field is what was requested.
     pub vm_flags: u32,
-    /// The task's comm, NUL-padded.
+    /// The name of whoever `pid` is, NUL-padded.
     pub comm: [u8; 16],
     /// MTYPE field amdgpu computed.
     pub before: u8,
@@ -397,9 +398,21 @@ pub struct Event {
     pub dev_known: u8,
     /// `VmKind as u8` (version 2; 0 from a version 1 module).
     pub vm_kind: u8,
-    /// Reserved, 0.
-    pub reserved: u8,
+    /// `ORIGIN_*`: whose `pid` and `comm` these are (was reserved, 0: a module that predates it
+    /// reports every event as [`ORIGIN_TASK`]).
+    pub origin: u8,
 }
+
+/// [`Event::origin`]: a thread of the process making the mapping ran the update; `pid` is
+/// its thread id, `comm` its name.
+pub const ORIGIN_TASK: u8 = 0;
+/// A kernel thread ran the update for the process owning the VM (KFD's restore worker after
+/// an eviction, SVM workers): `pid` is that process's id and `comm` its name, as amdgpu
+/// recorded them for the VM (`amdgpu_vm.task_info`).
+pub const ORIGIN_VM_OWNER: u8 = 1;
+/// A kernel thread ran the update and the VM's owner could not be read: `pid` and `comm`
+/// are the kernel thread's.
+pub const ORIGIN_KERNEL_THREAD: u8 = 2;
 
 impl Event {
     /// `action` and `skip` for a decision.

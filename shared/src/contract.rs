@@ -16,6 +16,10 @@ pub enum ParamType {
     StructPtr(&'static str),
     /// An unsigned integer of this many bytes (`uint32_t`).
     Unsigned(u32),
+    /// A signed integer of this many bytes (`pid_t`).
+    Signed(u32),
+    /// `char NAME[N]`: an array of N one-byte integers (`char[TASK_COMM_LEN]`).
+    CharArray(u32),
     /// A pointer to an unsigned integer of this many bytes (`uint64_t *`).
     UnsignedPtr(u32),
     /// C's `bool` (`_Bool`, one byte).
@@ -76,9 +80,15 @@ pub struct Field {
 
 /// Every private member the module reads. `amdgpu_device`'s head is fixed in `kmod/hook.c`
 /// (`struct rdna1_adev_head`); the rest are read at offsets the module is given or was built
-/// with (`amdgpu_vm.is_compute_context`: `RDNA1_BTF_VM_COMPUTE` from check-kernel's offset,
-/// kmod/dkms-make.sh; a byte the hook reads as 0 or 1, so it must be a one-byte `bool`).
-pub const FIELDS: [Field; 7] = [
+/// with (kmod/dkms-make.sh passes check-kernel's offsets to the build; kmod/Kbuild):
+/// - `amdgpu_vm.is_compute_context` (`RDNA1_BTF_VM_COMPUTE`): the VM's kind, a byte the hook
+///   reads as 0 or 1, so it must be a one-byte `bool`;
+/// - `amdgpu_vm.task_info` (`RDNA1_BTF_VM_TASK_INFO`), then `amdgpu_task_info.tgid`
+///   (`RDNA1_BTF_TASK_INFO_TGID`) and `.process_name` (`RDNA1_BTF_TASK_INFO_NAME`): the process
+///   that owns the VM, for events logged from a kernel thread (KFD's restore worker, SVM
+///   workers), whose own pid and comm name no process. The module copies a 4-byte `pid_t` and
+///   16 bytes of name, so the types must be exactly those.
+pub const FIELDS: [Field; 10] = [
     Field {
         strukt: "amdgpu_device",
         member: "dev",
@@ -121,7 +131,29 @@ pub const FIELDS: [Field; 7] = [
         fixed_offset: None,
         ty: Some(ParamType::Bool),
     },
+    Field {
+        strukt: "amdgpu_vm",
+        member: "task_info",
+        fixed_offset: None,
+        ty: Some(ParamType::StructPtr("amdgpu_task_info")),
+    },
+    Field {
+        strukt: "amdgpu_task_info",
+        member: "tgid",
+        fixed_offset: None,
+        ty: Some(ParamType::Signed(4)),
+    },
+    Field {
+        strukt: "amdgpu_task_info",
+        member: "process_name",
+        fixed_offset: None,
+        ty: Some(ParamType::CharArray(TASK_COMM_LEN)),
+    },
 ];
+
+/// Linux's `TASK_COMM_LEN` (include/linux/sched.h): the length of `amdgpu_task_info.process_name`
+/// and of the name the module copies out of it.
+pub const TASK_COMM_LEN: u32 = 16;
 
 /// Enumerators whose values the module relies on: (enum, enumerator, value). `classify`
 /// tells kernel BOs (never rewritten) and sg BOs by them.

@@ -278,7 +278,8 @@ named_enum! {
 }
 
 /// One hooked call, as the hook sees it after the original function returned, without the
-/// class of its BO: [`decide`] asks for that only when the decision depends on it.
+/// kind of its VM and the class of its BO: [`decide`] asks for those only when the decision
+/// depends on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Call {
     /// The mapping request (`AMDGPU_VM_PAGE_*`, `AMDGPU_VM_MTYPE_*`).
@@ -287,8 +288,6 @@ pub struct Call {
     pub flags: u64,
     /// The device, if the layout check could identify it.
     pub device: Option<DeviceId>,
-    /// The kind of VM the mapping is in.
-    pub vm: VmKind,
 }
 
 /// The outcome of one hooked call.
@@ -302,11 +301,18 @@ pub enum Decision {
     Keep(Skip),
 }
 
-/// Decides what to do with one call under `policy`. `bo` gives the class of the call's BO
-/// ([`BoClass::None`] for KFD SVM ranges and PRT); it is called at most once, and never when
-/// the mode is off, the device is out of scope or unknown, or the VM is out of the VM scope:
-/// the module reads no BO then.
-pub fn decide(policy: &Policy, call: &Call, bo: impl FnOnce() -> BoClass) -> Decision {
+/// Decides what to do with one call under `policy`. `vm` gives the kind of VM the mapping is
+/// in; it is called at most once, and never when the mode is off, the device is out of scope
+/// or unknown, or the VM scope is `all`. `bo` gives the class of the call's BO
+/// ([`BoClass::None`] for KFD SVM ranges and PRT); it is called at most once, and never in
+/// those cases nor when the VM is out of the VM scope. The module reads nothing the decision
+/// does not need.
+pub fn decide(
+    policy: &Policy,
+    call: &Call,
+    vm: impl FnOnce() -> VmKind,
+    bo: impl FnOnce() -> BoClass,
+) -> Decision {
     if matches!(policy.mode, Mode::Off) {
         return Decision::Keep(Skip::ModeOff);
     }
@@ -316,10 +322,12 @@ pub fn decide(policy: &Policy, call: &Call, bo: impl FnOnce() -> BoClass) -> Dec
     if !policy.scope.contains(&dev) {
         return Decision::Keep(Skip::OutOfScope);
     }
-    match (policy.vm_scope, call.vm) {
-        (VmScope::All, _) | (VmScope::Compute, VmKind::Compute) => {}
-        (VmScope::Compute, VmKind::Graphics) => return Decision::Keep(Skip::GraphicsVm),
-        (VmScope::Compute, VmKind::Unknown) => return Decision::Keep(Skip::VmUnknown),
+    if policy.vm_scope == VmScope::Compute {
+        match vm() {
+            VmKind::Compute => {}
+            VmKind::Graphics => return Decision::Keep(Skip::GraphicsVm),
+            VmKind::Unknown => return Decision::Keep(Skip::VmUnknown),
+        }
     }
     let flags = call.flags;
     if call.vm_flags & pte::VM_PAGE_PRT != 0
@@ -397,13 +405,12 @@ mod tests {
             vm_flags: c.vm_flags,
             flags: c.flags,
             device: c.device,
-            vm: c.vm,
         }
     }
 
-    /// `super::decide` with the call's class.
+    /// `super::decide` with the call's VM kind and class.
     fn decide(p: &Policy, c: &C) -> Decision {
-        super::decide(p, &head(c), || c.bo)
+        super::decide(p, &head(c), || c.vm, || c.bo)
     }
 
     fn policy(mode: Mode) -> Policy {
@@ -705,31 +712,58 @@ mod tests {
         }
     }
 
-    /// The module reads no BO when the decision does not depend on it.
+    /// The module reads no VM and no BO when the decision does not depend on it.
     #[test]
-    fn the_bo_is_read_only_when_the_decision_needs_it() {
+    fn the_vm_and_the_bo_are_read_only_when_the_decision_needs_them() {
+        // (decision, VM reads, BO reads)
         let reads = |p: &Policy, c: &C| {
-            let mut n = 0;
-            let d = super::decide(p, &head(c), || {
-                n += 1;
-                c.bo
-            });
-            (d, n)
+            let (mut vm, mut bo) = (0, 0);
+            let d = super::decide(
+                p,
+                &head(c),
+                || {
+                    vm += 1;
+                    c.vm
+                },
+                || {
+                    bo += 1;
+                    c.bo
+                },
+            );
+            (d, vm, bo)
         };
         let c = call_on(VmMtype::Cc, BoClass::Unknown);
         assert_eq!(
             reads(&policy(Mode::Off), &c),
-            (Decision::Keep(Skip::ModeOff), 0)
+            (Decision::Keep(Skip::ModeOff), 0, 0)
         );
         let mut out = c;
         out.device = Some(RX6800);
-        assert_eq!(reads(&policy(Mode::Enforce), &out).1, 0, "out of scope");
+        assert_eq!(
+            reads(&policy(Mode::Enforce), &out),
+            (Decision::Keep(Skip::OutOfScope), 0, 0)
+        );
+        let mut unknown = c;
+        unknown.device = None;
+        assert_eq!(
+            reads(&policy(Mode::Enforce), &unknown),
+            (Decision::Keep(Skip::DeviceUnknown), 0, 0)
+        );
         let mut gfx = c;
         gfx.vm = VmKind::Graphics;
-        assert_eq!(reads(&policy(Mode::Enforce), &gfx).1, 0, "graphics VM");
+        assert_eq!(
+            reads(&policy(Mode::Enforce), &gfx),
+            (Decision::Keep(Skip::GraphicsVm), 1, 0)
+        );
+        let mut all = policy(Mode::Enforce);
+        all.vm_scope = VmScope::All;
+        assert_eq!(
+            reads(&all, &gfx),
+            (Decision::Keep(Skip::LayoutUnknown), 0, 1)
+        );
         assert_eq!(
             reads(&policy(Mode::Enforce), &c),
-            (Decision::Keep(Skip::LayoutUnknown), 1)
+            (Decision::Keep(Skip::LayoutUnknown), 1, 1)
         );
     }
 

@@ -69,6 +69,8 @@ grep -q "rebuilding the kernel's Rust metadata from linux-source-7.2 $DEBIAN_KVE
 # ... and compiled in what the check read from amdgpu's BTF (case 88 relies on it).
 grep -q "^rdna1-mtype: building for $kver .* RDNA1_AMDGPU_BTF_ID=0x[0-9a-f]\{16\} RDNA1_BTF_BO_LAYOUT=" \
 	"$out/dkms-make.log" || die "the DKMS build did not use amdgpu's BTF id and layout ($out/dkms-make.log)"
+grep -q "^rdna1-mtype: building for $kver .* RDNA1_BTF_VM_COMPUTE=[0-9]\+ RDNA1_BTF_VM_TASK_INFO=[0-9]\+ RDNA1_BTF_TASK_INFO_TGID=[0-9]\+ RDNA1_BTF_TASK_INFO_NAME=[0-9]\+" \
+	"$out/dkms-make.log" || die "the DKMS build did not use amdgpu's BTF offsets of is_compute_context and task_info ($out/dkms-make.log)"
 ko=$(find "$mnt/usr/lib/modules/$kver/updates/dkms" -name 'rdna1_mtype.ko*' | head -n1)
 [ -n "$ko" ] || die "DKMS installed no rdna1_mtype.ko for $kver"
 in_root rdna1ctl check-kernel "$kver" >"$out/check-kernel.txt" || die "check-kernel $kver: $(cat "$out/check-kernel.txt")"

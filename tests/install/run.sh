@@ -69,6 +69,13 @@ dkms remove -m rdna1-mtype -v "$version" --all "${trees[@]}" >>"$out/dkms.log" 2
 [ ! -e "$ko" ] || die "dkms remove left $ko"
 [ -z "$(ls -A "$dk/tree")" ] || die "dkms remove left $(ls -A "$dk/tree")"
 
+# `dkms remove` while the module is loaded and /dev/rdna1_mtype held (VM case 62): it must only
+# delete files and run depmod. Unloading a held module is refused anyway ("in use"), but a
+# dkms that tried would fail its remove halfway.
+if grep -nE '(^|[^a-z_])(rmmod|modprobe +(-[a-z]+ +)*-r|delete_module)([^a-z_]|$)' "$(command -v dkms)" >&2; then
+	die "this dkms unloads modules on remove (lines above): case 62's assumption does not hold"
+fi
+
 log "install: dkms-make.sh names what is missing"
 fk=$out/fake-kernel
 rm -rf "$fk" && mkdir -p "$fk/rust"

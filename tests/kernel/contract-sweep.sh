@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs `rdna1ctl check-kernel` on Debian's real kernel packages, unpacked as installed, and
-# prints one table row per kernel (release, package version, verdict, hook, offsets).
+# prints one table row per kernel (release, package version, verdict, amdgpu_bo layout, and the
+# offsets of ttm_buffer_object.type, amdgpu_vm.is_compute_context and .task_info,
+# amdgpu_task_info.tgid and .process_name).
 #
 #   contract-sweep.sh RDNA1CTL [--table FILE] [KVER...]
 #
@@ -34,7 +36,7 @@ for line in "${kernels[@]}"; do
 	if ! tree=$(dk_tree "$kver" "${version:-}" 2>"$RDNA1_CACHE/sweep.err"); then
 		why=$(tail -n1 "$RDNA1_CACHE/sweep.err" | sed 's/^error: //')
 		echo "error: $why" >&2
-		row="| $kver | ${version:-newest} | not checked: $why | | | |"
+		row="| $kver | ${version:-newest} | not checked: $why | | | | | | |"
 		echo "$row"
 		rows+=("$row")
 		continue
@@ -46,7 +48,9 @@ d = json.loads(sys.argv[1])
 o = d.get("offsets", {})
 verdict = "hookable" if d["hookable"] else "refused: " + "; ".join(d["problems"])
 cols = [sys.argv[2], sys.argv[3] or "newest", verdict, d.get("bo_layout") or "",
-        str(o.get("ttm_buffer_object.type", "")), str(o.get("amdgpu_vm.is_compute_context", ""))]
+        str(o.get("ttm_buffer_object.type", "")), str(o.get("amdgpu_vm.is_compute_context", "")),
+        str(o.get("amdgpu_vm.task_info", "")), str(o.get("amdgpu_task_info.tgid", "")),
+        str(o.get("amdgpu_task_info.process_name", ""))]
 print("| " + " | ".join(c.replace("|", "/") for c in cols) + " |")
 ' "$json" "$kver" "${version:-}")
 	echo "$row"
@@ -55,8 +59,8 @@ done
 
 if [ -n "$table" ]; then
 	{
-		echo "| Kernel | Package | check-kernel | amdgpu_bo layout | ttm_buffer_object.type | amdgpu_vm.is_compute_context |"
-		echo "|---|---|---|---|---|---|"
+		echo "| Kernel | Package | check-kernel | amdgpu_bo layout | ttm_buffer_object.type | amdgpu_vm.is_compute_context | amdgpu_vm.task_info | amdgpu_task_info.tgid | amdgpu_task_info.process_name |"
+		echo "|---|---|---|---|---|---|---|---|---|"
 		printf '%s\n' "${rows[@]}"
 	} >"$table"
 fi

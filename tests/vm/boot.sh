@@ -25,12 +25,29 @@ smp=${RDNA1_SMP:-1}
 # RDNA1_SOAK=1 (make soak, tests/soak.sh): rdna1.soak=1, the cases with churn counts raise them.
 accel=tcg
 [ "$smp" = 1 ] || accel=tcg,thread=single
+# RDNA1_ICOUNT=1 (make bench): guest time counts guest instructions (1 ns each), so a figure
+# is an instruction count, the same whatever the host's load or the emulator's TLB does.
+icount=()
+[ "${RDNA1_ICOUNT:-0}" = 0 ] || icount=(-icount shift=0,sleep=off)
 [ "$limit" -gt 0 ] || { echo "VM: no time left for this boot (limit ${limit}s)" >&2; exit 1; }
 # No NIC, no VGA: fewer devices to emulate and probe (each PCI device costs seconds of boot).
-timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m 2048 -nic none -vga none \
-	-nographic -no-reboot -kernel "$image" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job rdna1.strict=${RDNA1_STRICT:-0}${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}${RDNA1_SOAK:+ rdna1.soak=$RDNA1_SOAK}" </dev/null >"$log" 2>&1
-rc=$?
+# la57=off: with 5-level paging (which -cpu max offers) the KASAN kernel reported, in about a
+# third of boots on a loaded host, a wild access in rcu_is_watching from an interrupt during
+# identify_cpu (an address in the 5-level direct map), which turned lockdep off for the boot;
+# none seen with 4-level paging, which RDNA1 owners' desktops use anyway.
+# A boot whose early-boot report turned lockdep off before the job (tests/vm/init) is booted
+# once more, within the same limit: under TCG that report comes and goes (about 1 boot in 5).
+for attempt in 1 2; do
+	left=$((limit - ($(date +%s) - start)))
+	[ "$left" -gt 0 ] || left=1
+	timeout --foreground -k 10 "$left" qemu-system-x86_64 -accel "$accel" "${icount[@]}" -cpu max,la57=off -smp "$smp" -m 2048 -nic none -vga none \
+		-nographic -no-reboot -kernel "$image" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=6 rdna1.job=$job rdna1.strict=${RDNA1_STRICT:-0}${RDNA1_CASES:+ rdna1.cases=$RDNA1_CASES}${RDNA1_SOAK:+ rdna1.soak=$RDNA1_SOAK}" </dev/null >"$log" 2>&1
+	rc=$?
+	grep -q '^RDNA1-VM: lockdep off before the job' "$log" || break
+	echo "VM: lockdep was turned off by a report during early boot (attempt $attempt): booting again" >&2
+	grep -nE 'BUG:|KASAN' "$log" | head -n 2 >&2
+done
 tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 secs=$(($(date +%s) - start))
 fail=0
@@ -40,8 +57,9 @@ if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	fail=1
 fi
 # Kernel reports are judged from the start of our job: a report during early boot comes before
-# any of our code exists (seen once: KASAN in rcu_is_watching from an interrupt in identify_cpu
-# under TCG); it is shown, not judged. One message is tolerated with a reason: the ORC unwinder
+# any of our code exists (KASAN in rcu_is_watching from an interrupt in identify_cpu under
+# TCG, in about 1 boot in 5); it is shown, not judged, and a boot where it turned lockdep off
+# was booted again above. One message is tolerated with a reason: the ORC unwinder
 # cannot walk through fgraph's return_to_handler, where fprobe exit handlers run, when lockdep
 # saves a stack trace there; it concerns that trace, not memory or locking.
 report='BUG:|Oops|WARNING:|KASAN|UBSAN|Kernel panic|kernel BUG|Call Trace:|general protection fault|INFO: task .* blocked'
@@ -71,7 +89,11 @@ if [ "$job" = test ]; then
 	fi
 	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n1)
 	if [ -z "$summary" ]; then
-		[ $timed_out = 1 ] || echo "VM: no test summary" >&2
+		if grep -q '^RDNA1-VM: lockdep off before the job' "$log"; then
+			echo "VM: lockdep was off before the job in both boots: nothing was tested" >&2
+		elif [ $timed_out = 0 ]; then
+			echo "VM: no test summary" >&2
+		fi
 		fail=1
 	elif [ "$(echo "$summary" | cut -d' ' -f3)" != "0" ]; then
 		# Each failed case with its output (the "# " lines since its "# running").

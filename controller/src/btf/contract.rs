@@ -119,6 +119,8 @@ fn describe(t: ParamType) -> String {
     match t {
         ParamType::StructPtr(s) => format!("struct {s} *"),
         ParamType::Unsigned(n) => format!("a {}-bit unsigned integer", n * 8),
+        ParamType::Signed(n) => format!("a {}-bit signed integer", n * 8),
+        ParamType::CharArray(n) => format!("char[{n}]"),
         ParamType::UnsignedPtr(n) => format!("a pointer to a {}-bit unsigned integer", n * 8),
         ParamType::Bool => "a one-byte bool".into(),
     }
@@ -128,6 +130,8 @@ fn matches(got: &Shape, want: ParamType) -> bool {
     match (got, want) {
         (Shape::StructPtr(g), ParamType::StructPtr(w)) => g == w,
         (Shape::Unsigned(g), ParamType::Unsigned(w)) => *g == w,
+        (Shape::Signed(g), ParamType::Signed(w)) => *g == w,
+        (Shape::CharArray(g), ParamType::CharArray(w)) => *g == w,
         (Shape::UnsignedPtr(g), ParamType::UnsignedPtr(w)) => *g == w,
         (Shape::Bool(1), ParamType::Bool) => true,
         _ => false,
@@ -279,7 +283,7 @@ fn check_bo_layout(btf: &Btf, v: &mut Verdict) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::btf::testbtf::{kernel, BtfWriter, Edit, DEBIAN};
+    use crate::btf::testbtf::{kernel, BtfWriter, Edit, DEBIAN, PROCESS_NAME, TASK_INFO, TGID};
 
     fn problems(e: Edit) -> String {
         let (base, split) = kernel(e);
@@ -308,6 +312,9 @@ mod tests {
         );
         assert_eq!(v.offsets["ttm_buffer_object.type"], 376);
         assert_eq!(v.offsets["amdgpu_vm.is_compute_context"], 3048);
+        assert_eq!(v.offsets["amdgpu_vm.task_info"], TASK_INFO);
+        assert_eq!(v.offsets["amdgpu_task_info.tgid"], TGID);
+        assert_eq!(v.offsets["amdgpu_task_info.process_name"], PROCESS_NAME);
     }
 
     #[test]
@@ -392,6 +399,47 @@ mod tests {
         });
         assert!(
             p.contains("struct amdgpu_vm has no member is_compute_context"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn missing_task_info_is_named() {
+        let p = problems(Edit {
+            vm_task_info: None,
+            ..DEBIAN
+        });
+        assert!(
+            p.contains("struct amdgpu_vm has no member task_info"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn tgid_must_be_a_4_byte_signed_int() {
+        let p = problems(Edit {
+            tgid_as_u32: true,
+            ..DEBIAN
+        });
+        assert!(
+            p.contains(
+                "amdgpu_task_info.tgid is `unsigned int`, the module reads it as a 32-bit \
+                 signed integer"
+            ),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn process_name_must_be_char_16() {
+        let p = problems(Edit {
+            name_len: 32,
+            ..DEBIAN
+        });
+        assert!(
+            p.contains(
+                "amdgpu_task_info.process_name is `char[32]`, the module reads it as char[16]"
+            ),
             "{p}"
         );
     }

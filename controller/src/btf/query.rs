@@ -208,9 +208,13 @@ pub fn enum_value(btf: &Btf, name: &str, member: &str) -> Result<i64> {
 pub enum Shape {
     StructPtr(String),
     Unsigned(u32),
+    Signed(u32),
     UnsignedPtr(u32),
     /// `bool` (`_Bool`) of this many bytes.
     Bool(u32),
+    /// An array of this many one-byte integers (`char`, signed or not: C leaves `char`'s
+    /// signedness to the ABI, and a name's bytes read the same either way).
+    CharArray(u32),
     Other,
 }
 
@@ -223,6 +227,13 @@ pub fn shape(btf: &Btf, id: u32) -> Shape {
         Some(Type::Int(i)) if !i.is_signed() => {
             u32::try_from(i.size()).map_or(Shape::Other, Shape::Unsigned)
         }
+        Some(Type::Int(i)) => u32::try_from(i.size()).map_or(Shape::Other, Shape::Signed),
+        Some(Type::Array(a)) => match a.get_type_id().and_then(|t| strip(btf, t)) {
+            Some(Type::Int(i)) if i.size() == 1 && !i.is_bool() => {
+                u32::try_from(a.len()).map_or(Shape::Other, Shape::CharArray)
+            }
+            _ => Shape::Other,
+        },
         Some(Type::Ptr(p)) => match p.get_type_id().and_then(|t| strip(btf, t)) {
             Some(Type::Struct(s)) => Shape::StructPtr(btf.resolve_name(&s).unwrap_or_default()),
             Some(Type::Fwd(f)) if f.is_struct() => {
@@ -287,7 +298,9 @@ fn c_type_depth(btf: &Btf, id: u32, depth: u32) -> String {
         Type::Volatile(x) => format!("volatile {}", inner(x)),
         Type::Restrict(x) => format!("{} restrict", inner(x)),
         Type::TypeTag(x) => inner(x),
-        Type::Array(_) => "array".into(),
+        // `char[16]`: the element type, then the length (a message's rendering, not a
+        // declarator).
+        Type::Array(x) => format!("{}[{}]", inner(x), x.len()),
         Type::FuncProto(_) => "function".into(),
         other => other.name().into(),
     }

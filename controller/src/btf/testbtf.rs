@@ -2,11 +2,14 @@
 
 const KIND_INT: u32 = 1;
 const KIND_PTR: u32 = 2;
+const KIND_ARRAY: u32 = 3;
 const KIND_STRUCT: u32 = 4;
 const KIND_ENUM: u32 = 6;
 const KIND_TYPEDEF: u32 = 8;
 const KIND_FUNC: u32 = 12;
 const KIND_FUNC_PROTO: u32 = 13;
+/// `BTF_INT_SIGNED`, in an int's encoding bits.
+const INT_SIGNED: u32 = 1;
 /// `BTF_INT_BOOL`, in an int's encoding bits.
 const INT_BOOL: u32 = 4;
 
@@ -49,6 +52,19 @@ impl BtfWriter {
         self.words(&[n, KIND_INT << 24, bytes, bytes * 8]);
         self.next_id += 1;
         self.next_id - 1
+    }
+
+    /// A signed int (`int`): the SIGNED encoding.
+    pub fn signed(&mut self, name: &str, bytes: u32) -> u32 {
+        let n = self.str(name);
+        self.words(&[n, KIND_INT << 24, bytes, (INT_SIGNED << 24) | (bytes * 8)]);
+        self.next()
+    }
+
+    /// `elem[nelems]`, indexed by type `index` (pahole: `__ARRAY_SIZE_TYPE__`, an int).
+    pub fn array(&mut self, elem: u32, index: u32, nelems: u32) -> u32 {
+        self.words(&[0, KIND_ARRAY << 24, 0, elem, index, nelems]);
+        self.next()
     }
 
     /// C's `_Bool`: a one-byte int with the BOOL encoding.
@@ -115,6 +131,11 @@ impl BtfWriter {
         self.next_id - 1
     }
 
+    /// How many types were written, ids of a split's base included.
+    pub fn types_len(&self) -> u32 {
+        self.next_id - 1
+    }
+
     pub fn strings_len(&self) -> u32 {
         self.strings.len() as u32
     }
@@ -146,6 +167,12 @@ pub struct Edit {
     pub vm_compute: Option<u32>,
     /// It is an `unsigned int` rather than a `bool`.
     pub vm_compute_as_u32: bool,
+    /// `amdgpu_vm.task_info`'s offset; `None`: no such member.
+    pub vm_task_info: Option<u32>,
+    /// `amdgpu_task_info.tgid` is an `unsigned int` rather than a `pid_t`.
+    pub tgid_as_u32: bool,
+    /// The length of `amdgpu_task_info.process_name`, a `char` array.
+    pub name_len: u32,
 }
 
 pub const DEBIAN: Edit = Edit {
@@ -157,7 +184,16 @@ pub const DEBIAN: Edit = Edit {
     sg_value: 2,
     vm_compute: Some(3048),
     vm_compute_as_u32: false,
+    vm_task_info: Some(TASK_INFO),
+    tgid_as_u32: false,
+    name_len: 16,
 };
+
+/// Debian 7.2.13's offsets of `amdgpu_vm.task_info` and in `struct amdgpu_task_info`
+/// (`rdna1ctl --root <its unpacked package> check-kernel 7.2.13+deb14-amd64`).
+pub const TASK_INFO: u32 = 2448;
+pub const TGID: u32 = 36;
+pub const PROCESS_NAME: u32 = 20;
 
 /// Base + split BTF shaped as Debian 7.2.13's (offsets and types as read from it), edited.
 pub fn kernel(e: Edit) -> (Vec<u8>, Vec<u8>) {
@@ -169,8 +205,11 @@ pub fn kernel(e: Edit) -> (Vec<u8>, Vec<u8>) {
     let device = b.structure("device", 768, &[("parent", u64_, 0)]);
     let pci_dev = b.structure("pci_dev", 2560, &[("devfn", u32_, 0)]);
     let bool_ = b.boolean();
-    let base_types = 7;
-    let mut s = BtfWriter::new(b.strings_len(), base_types);
+    let int = b.signed("int", 4);
+    // `char`, unsigned (the kernel builds with -funsigned-char); shape() takes either.
+    let char_ = b.int("char", 1);
+    let array_index = b.int("__ARRAY_SIZE_TYPE__", 4);
+    let mut s = BtfWriter::new(b.strings_len(), b.types_len());
     let bo_type = s.enumeration(
         "ttm_bo_type",
         &[
@@ -187,11 +226,36 @@ pub fn kernel(e: Edit) -> (Vec<u8>, Vec<u8>) {
         386672,
         &[("dev", pdev, 0), ("pdev", ppci, e.pdev_offset)],
     );
+    // pid_t as include/linux/types.h spells it.
+    let kernel_pid_t = s.typedef("__kernel_pid_t", int);
+    let pid_t = s.typedef("pid_t", kernel_pid_t);
+    let comm = s.array(char_, array_index, 16);
+    let wedge = s.structure(
+        "drm_wedge_task_info",
+        20,
+        &[("pid", pid_t, 0), ("comm", comm, 4)],
+    );
+    let tgid_ty = if e.tgid_as_u32 { u32_ } else { pid_t };
+    let name = s.array(char_, array_index, e.name_len);
+    let task_info = s.structure(
+        "amdgpu_task_info",
+        44,
+        &[
+            ("task", wedge, 0),
+            ("process_name", name, PROCESS_NAME),
+            ("tgid", tgid_ty, TGID),
+            ("refcount", u32_, 40),
+        ],
+    );
+    let ptask_info = s.ptr(task_info);
     let compute_ty = if e.vm_compute_as_u32 { u32_ } else { bool_ };
-    let vm_members: Vec<(&str, u32, u32)> = match e.vm_compute {
+    let mut vm_members: Vec<(&str, u32, u32)> = match e.vm_compute {
         Some(off) => vec![("is_compute_context", compute_ty, off)],
         None => vec![("pasid", u32_, 3048)],
     };
+    if let Some(off) = e.vm_task_info {
+        vm_members.insert(0, ("task_info", ptask_info, off));
+    }
     let vm = s.structure("amdgpu_vm", 3072, &vm_members);
     let bo = s.structure(
         "amdgpu_bo",

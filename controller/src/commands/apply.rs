@@ -3,7 +3,7 @@
 //! are set, and if the policy is refused the layout is put back: nothing is half-applied.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use rdna1_mtype_shared::bo::{LayoutSource, BO_LAYOUT_BUILTIN, BO_LAYOUT_NONE};
@@ -40,8 +40,21 @@ fn layout_value(ctx: &Ctx, setting: LayoutSetting) -> Result<Option<String>> {
     })
 }
 
+/// Where `--config` is: an absolute path (the default, what the unit gives) below the root, a
+/// relative one from the current directory, as the user who typed it means it.
+fn config_path(ctx: &Ctx, config: &Path) -> PathBuf {
+    if config.is_absolute() {
+        let below = config.strip_prefix("/").unwrap_or(config);
+        return ctx.root.base().join(below);
+    }
+    // Without a current directory (it was removed), the relative path is the best left.
+    std::env::current_dir()
+        .map(|d| d.join(config))
+        .unwrap_or_else(|_| config.to_path_buf())
+}
+
 pub fn run(ctx: &Ctx, config: &Path, dry_run: bool, out: &mut impl Write) -> Result<Code> {
-    let path = ctx.root.path(&config.to_string_lossy());
+    let path = config_path(ctx, config);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         let hint = match e.kind() {
             std::io::ErrorKind::NotFound => {

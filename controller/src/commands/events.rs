@@ -4,7 +4,9 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
-use rdna1_mtype_shared::abi::{Event, ACTION_REWRITE, ACTION_WOULD_REWRITE};
+use rdna1_mtype_shared::abi::{
+    Event, ACTION_REWRITE, ACTION_WOULD_REWRITE, ORIGIN_KERNEL_THREAD, ORIGIN_TASK, ORIGIN_VM_OWNER,
+};
 use rdna1_mtype_shared::pci::PciAddr;
 use rdna1_mtype_shared::pte::{Mtype, VmMtype};
 use serde::Serialize;
@@ -25,12 +27,17 @@ fn row(e: &Event) -> String {
         "unknown".to_owned()
     };
     let action = action(e);
+    // A kernel worker mapped for this process (KFD's restore worker, SVM): its name, marked.
+    let mut comm = cstr(&e.comm);
+    if e.origin == ORIGIN_VM_OWNER {
+        comm.push('*');
+    }
     format!(
         "{:>8} {:>14.6} {:>7} {:<16} {:<27} {:<8} {:<8} {:<6} {:<7} {:<11} {}",
         e.seq,
         e.time_ns as f64 / 1e9,
         e.pid,
-        cstr(&e.comm),
+        comm,
         dev,
         e.vm().map_or("?", |k| k.name()),
         VmMtype::from_vm_flags(e.vm_flags).name(),
@@ -49,6 +56,10 @@ pub struct EventJson {
     pub time_ns: u64,
     pub pid: u32,
     pub comm: String,
+    /// Whose pid and comm these are: "task" (a thread of the process that mapped), "vm_owner"
+    /// (a kernel worker mapped for that process: its id and name), "kernel_thread" (a kernel
+    /// worker whose VM's owner the module could not read); null if unknown to this rdna1ctl.
+    pub origin: Option<&'static str>,
     /// PCI address, or null if the module could not identify the device.
     pub device: Option<String>,
     pub vendor: u16,
@@ -67,6 +78,15 @@ pub struct EventJson {
     pub action: String,
 }
 
+fn origin(o: u8) -> Option<&'static str> {
+    match o {
+        ORIGIN_TASK => Some("task"),
+        ORIGIN_VM_OWNER => Some("vm_owner"),
+        ORIGIN_KERNEL_THREAD => Some("kernel_thread"),
+        _ => None,
+    }
+}
+
 fn action(e: &Event) -> String {
     match (e.action, e.skip_reason()) {
         (ACTION_REWRITE, _) => "rewrite".to_owned(),
@@ -83,6 +103,7 @@ impl From<&Event> for EventJson {
             time_ns: e.time_ns,
             pid: e.pid,
             comm: cstr(&e.comm),
+            origin: origin(e.origin),
             device: (e.dev_known != 0).then(|| PciAddr::from_raw(e.dev_addr).to_string()),
             vendor: e.vendor,
             device_id: e.device,
@@ -188,6 +209,21 @@ mod tests {
             vm_kind: vm as u8,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_worker_mapping_for_a_process_is_marked_with_its_name() {
+        let mut e = event(VmKind::Compute, BoClass::Memory, Skip::AlreadyNc);
+        e.comm[..7].copy_from_slice(b"python3");
+        assert!(row(&e).contains("     42 python3 "), "{}", row(&e));
+        assert_eq!(EventJson::from(&e).origin, Some("task"));
+        e.origin = ORIGIN_VM_OWNER;
+        assert!(row(&e).contains("     42 python3* "), "{}", row(&e));
+        assert_eq!(EventJson::from(&e).origin, Some("vm_owner"));
+        e.origin = ORIGIN_KERNEL_THREAD;
+        assert_eq!(EventJson::from(&e).origin, Some("kernel_thread"));
+        e.origin = 9;
+        assert_eq!(EventJson::from(&e).origin, None);
     }
 
     #[test]

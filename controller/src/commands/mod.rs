@@ -6,6 +6,7 @@ pub mod check_kernel;
 pub mod doctor;
 pub mod events;
 pub mod layout;
+pub mod man;
 pub mod set;
 pub mod status;
 pub mod verify;
@@ -23,7 +24,7 @@ use crate::Ctx;
 /// Runs `command`; its exit code, or the error `main` prints.
 pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
     match command {
-        Command::Status => status::run(ctx, out).map(|()| Code::Ok),
+        Command::Status { check } => status::run(ctx, check, out),
         Command::Enable(p) => set::run(ctx, Some(Mode::Enforce), &p, out).map(|()| Code::Ok),
         Command::Disable => {
             set::run(ctx, Some(Mode::Off), &PolicyArgs::default(), out).map(|()| Code::Ok)
@@ -39,11 +40,6 @@ pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
             clap_complete::generate(shell, &mut Cli::command(), "rdna1ctl", out);
             Ok(Code::Ok)
         }
-        Command::Man => {
-            clap_mangen::Man::new(Cli::command())
-                .section("8")
-                .render(out)?;
-            Ok(Code::Ok)
-        }
+        Command::Man { command } => man::run(command.as_deref(), out).map(|()| Code::Ok),
     }
 }

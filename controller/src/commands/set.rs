@@ -6,6 +6,7 @@ use anyhow::{bail, Result};
 use rdna1_mtype_shared::policy::Mode;
 
 use crate::cli::PolicyArgs;
+use crate::exit::{coded, Code};
 use crate::module::control;
 use crate::output;
 use crate::Ctx;
@@ -17,7 +18,11 @@ pub fn run(ctx: &Ctx, mode: Option<Mode>, args: &PolicyArgs, out: &mut impl Writ
         classes,
     } = args;
     if mode.is_none() && scope.is_none() && vm_scope.is_none() && classes.is_none() {
-        bail!("nothing to set: give --mode, --scope, --vm-scope and/or --classes");
+        // A command line that asks for nothing is a usage error (exit 2), like clap's own.
+        return Err(coded(
+            Code::Usage,
+            "nothing to set: give --mode, --scope, --vm-scope and/or --classes",
+        ));
     }
     let dev = control::open(&ctx.root)?;
     let mut p = dev.policy()?;

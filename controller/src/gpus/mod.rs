@@ -1,8 +1,10 @@
 //! AMD GPUs found on the PCI bus, with their name and gfx target.
 //!
-//! PCI attributes are read with `sysfs-class` (docs/DEPENDENCIES.md says why this crate), the
-//! marketing name from the system's pci.ids ([`names`]), the gfx target of non-RDNA1 GPUs from
-//! KFD's topology ([`kfd`]). Everything is read below the [`SysRoot`], so fixtures work.
+//! PCI attributes are read straight from sysfs with `std::fs` (docs/DEPENDENCIES.md says why
+//! no crate), the marketing name from the system's pci.ids ([`names`]), the gfx target of
+//! non-RDNA1 GPUs from KFD's topology ([`kfd`]). Everything is read below the [`SysRoot`], so
+//! fixtures work. Odd content in an attribute never stops discovery: that device is skipped
+//! with a warning naming the file.
 
 pub mod kfd;
 mod names;
@@ -13,7 +15,6 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use rdna1_mtype_shared::devices::{rdna1_chip, Rdna1Chip, PCI_VENDOR_AMD};
 use rdna1_mtype_shared::pci::PciAddr;
-use sysfs_class::{PciDevice, SysClass};
 
 use crate::sysroot::SysRoot;
 use names::VendorIds;
@@ -38,13 +39,89 @@ pub struct Gpu {
     pub gfx_target: Option<String>,
 }
 
-/// `Ok(None)` for a missing attribute (the device is skipped), the error with its path otherwise.
-fn attr<T>(dir: &Path, name: &str, value: io::Result<T>) -> Result<Option<T>> {
-    match value {
-        Ok(v) => Ok(Some(v)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", dir.join(name).display())),
+/// What reading one hex attribute (`0x1002`, as drivers/pci/pci-sysfs.c writes them) gave.
+#[derive(Debug, PartialEq, Eq)]
+enum Hex {
+    Missing,
+    Value(u32),
+    /// Content that is no `0x`-prefixed hex number below `max`: the text, for the warning.
+    Malformed(String),
+}
+
+/// The hex attribute `name` of the device at `dir`, at most `max`. An I/O error other than
+/// "not found" (or "not text") is an error naming the file.
+fn hex_attr(dir: &Path, name: &str, max: u32) -> Result<Hex> {
+    let path = dir.join(name);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Hex::Missing),
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+            return Ok(Hex::Malformed("(not UTF-8)".into()));
+        }
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let t = text.trim();
+    let value = t
+        .strip_prefix("0x")
+        .filter(|digits| !digits.is_empty())
+        .and_then(|digits| u32::from_str_radix(digits, 16).ok())
+        .filter(|&v| v <= max);
+    Ok(match value {
+        Some(v) => Hex::Value(v),
+        None => Hex::Malformed(t.chars().take(40).collect()),
+    })
+}
+
+/// Says why the device at `dir` is skipped, and returns `None` for the caller to skip it.
+fn skip<T>(dir: &Path, name: &str, content: &str) -> Option<T> {
+    tracing::warn!(
+        "{}: {content:?} is not a PCI {name} (expected 0x and hex digits): device skipped; \
+         is this a copied or hand-made tree?",
+        dir.join(name).display()
+    );
+    None
+}
+
+/// A GPU's device id and its board (subsystem vendor and device) ids, if readable.
+type Ids = (u16, Option<(u16, u16)>);
+
+/// The PCI ids of the device at `dir`: `None` (skipped) if it is not an AMD display
+/// controller, lacks an id, or has one that is not a hex number.
+fn amd_display_ids(dir: &Path) -> Result<Option<Ids>> {
+    let id16 = |name: &str| -> Result<Option<u16>> {
+        Ok(match hex_attr(dir, name, 0xffff)? {
+            Hex::Value(v) => u16::try_from(v).ok(),
+            Hex::Missing => None,
+            Hex::Malformed(t) => skip(dir, name, &t),
+        })
+    };
+    if id16("vendor")? != Some(PCI_VENDOR_AMD) {
+        return Ok(None);
     }
+    // `class` is base class, subclass and programming interface: 0x030000 is a VGA controller.
+    let class = match hex_attr(dir, "class", 0xff_ffff)? {
+        Hex::Value(c) => c,
+        Hex::Missing => return Ok(None),
+        Hex::Malformed(t) => return Ok(skip(dir, "class", &t)),
+    };
+    if class >> 16 != 0x03 {
+        return Ok(None);
+    }
+    let Some(device_id) = id16("device")? else {
+        return Ok(None);
+    };
+    // Board ids are only shown: a malformed one is left out, the GPU is still judged.
+    let board = |name: &str| -> Result<Option<u16>> {
+        Ok(match hex_attr(dir, name, 0xffff)? {
+            Hex::Value(v) => u16::try_from(v).ok(),
+            _ => None,
+        })
+    };
+    let subsystem = match (board("subsystem_vendor")?, board("subsystem_device")?) {
+        (Some(v), Some(d)) => Some((v, d)),
+        _ => None,
+    };
+    Ok(Some((device_id, subsystem)))
 }
 
 /// AMD GPUs (vendor 0x1002, PCI display class 0x03), sorted by address.
@@ -68,33 +145,13 @@ pub fn discover(root: &SysRoot) -> Result<Vec<Gpu>> {
             tracing::debug!("{}: not a PCI address, skipped", dir.display());
             continue;
         };
-        // SAFETY: `from_path_unchecked` has no memory-safety precondition; it is `unsafe` only
-        // because it skips `from_path`'s check that the path is under the real
-        // /sys/bus/pci/devices, which would refuse a `--root` tree. `dir` is an entry of that
-        // directory below our root.
-        let dev = unsafe { PciDevice::from_path_unchecked(dir.clone()) };
-        if attr(&dir, "vendor", dev.vendor())? != Some(PCI_VENDOR_AMD) {
-            continue;
-        }
-        if attr(&dir, "class", dev.class())?.map(|c| c >> 16) != Some(0x03) {
-            continue;
-        }
-        let Some(device_id) = attr(&dir, "device", dev.device())? else {
+        let Some((device_id, subsystem)) = amd_display_ids(&dir)? else {
             continue;
         };
-        let subsystem = match (
-            attr(&dir, "subsystem_vendor", dev.subsystem_vendor())?,
-            attr(&dir, "subsystem_device", dev.subsystem_device())?,
-        ) {
-            (Some(v), Some(d)) => Some((v, d)),
-            _ => None,
-        };
-        // `driver()` resolves the `driver` link: a device without a driver has no link.
-        let driver = attr(&dir, "driver", dev.driver())?.and_then(|d| {
-            d.path()
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-        });
+        // The `driver` link's last component names the driver; no link, no driver.
+        let driver = std::fs::read_link(dir.join("driver"))
+            .ok()
+            .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()));
         let rdna1 = rdna1_chip(PCI_VENDOR_AMD, device_id);
         let name = pci_ids
             .get_or_insert_with(|| VendorIds::load(root, PCI_VENDOR_AMD))
@@ -192,18 +249,113 @@ pub(crate) mod tests {
         assert_eq!(vfio.gfx_target.as_deref(), Some("gfx1012"));
     }
 
+    /// A fake root with one device at 0000:03:00.0 whose attributes are `attrs`.
+    fn one_device(tag: &str, attrs: &[(&str, &[u8])]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("rdna1ctl-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let dev = dir.join("sys/bus/pci/devices/0000:03:00.0");
+        std::fs::create_dir_all(&dev).unwrap();
+        for (name, content) in attrs {
+            std::fs::write(dev.join(name), content).unwrap();
+        }
+        dir
+    }
+
     #[test]
     fn missing_bus_is_no_gpu_and_unreadable_attribute_names_the_file() {
         let empty = SysRoot::new(std::env::temp_dir().join("rdna1ctl-no-such-root"));
         assert_eq!(discover(&empty).unwrap(), Vec::new());
 
-        let dir = std::env::temp_dir().join(format!("rdna1ctl-badattr-{}", std::process::id()));
-        let dev = dir.join("sys/bus/pci/devices/0000:03:00.0");
-        std::fs::create_dir_all(&dev).unwrap();
-        std::fs::write(dev.join("vendor"), "0x1002\n").unwrap();
-        std::fs::write(dev.join("class"), "0x03zz00\n").unwrap();
+        // A `class` that cannot be read at all (here a directory) is an error naming it.
+        let dir = one_device("badattr", &[("vendor", b"0x1002\n")]);
+        std::fs::create_dir(dir.join("sys/bus/pci/devices/0000:03:00.0/class")).unwrap();
         let e = format!("{:#}", discover(&SysRoot::new(dir.clone())).unwrap_err());
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(e.contains("0000:03:00.0/class"), "{e}");
+    }
+
+    #[test]
+    fn odd_attribute_content_skips_the_device_without_panicking() {
+        let good: [(&str, &[u8]); 3] = [
+            ("vendor", b"0x1002\n"),
+            ("class", b"0x030000\n"),
+            ("device", b"0x731f\n"),
+        ];
+        // sysfs-class 0.1.3 sliced `v[2..]` and panicked on the first two.
+        let odd: [&[u8]; 9] = [
+            b"",
+            b"0",
+            b"0x",
+            b"0x\n",
+            b"garbage",
+            b"0xzz00",
+            b"0x1ffffffff",
+            b"\xff\xfe",
+            b"0x-1",
+        ];
+        for attr in ["vendor", "class", "device"] {
+            for content in odd {
+                let attrs: Vec<(&str, &[u8])> = good
+                    .iter()
+                    .map(|&(n, c)| (n, if n == attr { content } else { c }))
+                    .collect();
+                let dir = one_device("odd", &attrs);
+                let r = discover(&SysRoot::new(dir.clone()));
+                std::fs::remove_dir_all(&dir).unwrap();
+                let gpus = r.unwrap_or_else(|e| panic!("{attr}={content:?}: {e:#}"));
+                assert_eq!(gpus, Vec::new(), "{attr}={content:?}");
+            }
+        }
+        // A short but well-formed class ("0x03" is base class 0) is simply not a display one.
+        let dir = one_device("short", &[("vendor", b"0x1002"), ("class", b"0x03")]);
+        let gpus = discover(&SysRoot::new(dir.clone())).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(gpus, Vec::new());
+        // The same tree with good attributes has the GPU, so the skips above are the content's.
+        let dir = one_device("good", &good);
+        let gpus = discover(&SysRoot::new(dir.clone())).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(gpus.len(), 1);
+        assert_eq!(gpus[0].driver, None);
+        assert_eq!(gpus[0].subsystem, None);
+    }
+
+    #[test]
+    fn odd_board_ids_are_left_out_but_the_gpu_stays() {
+        let dir = one_device(
+            "oddboard",
+            &[
+                ("vendor", b"0x1002"),
+                ("class", b"0x030000"),
+                ("device", b"0x731f"),
+                ("subsystem_vendor", b"0x"),
+                ("subsystem_device", b"0xe411"),
+            ],
+        );
+        let gpus = discover(&SysRoot::new(dir.clone())).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(gpus.len(), 1);
+        assert_eq!(gpus[0].subsystem, None);
+        assert_eq!(gpus[0].rdna1, Some(Rdna1Chip::Navi10));
+    }
+
+    #[test]
+    fn hex_attributes_take_exactly_0x_and_hex_digits() {
+        let dir = one_device(
+            "hex",
+            &[("a", b"0x1002\n"), ("b", b"1002"), ("c", b"0x10000")],
+        );
+        let dev = dir.join("sys/bus/pci/devices/0000:03:00.0");
+        assert_eq!(hex_attr(&dev, "a", 0xffff).unwrap(), Hex::Value(0x1002));
+        assert_eq!(
+            hex_attr(&dev, "b", 0xffff).unwrap(),
+            Hex::Malformed("1002".into())
+        );
+        assert_eq!(
+            hex_attr(&dev, "c", 0xffff).unwrap(),
+            Hex::Malformed("0x10000".into())
+        );
+        assert_eq!(hex_attr(&dev, "none", 0xffff).unwrap(), Hex::Missing);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

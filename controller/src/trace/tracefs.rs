@@ -275,7 +275,7 @@ impl Drop for Instance {
         if !self.removed
             && let Err(e) = self.do_remove()
         {
-            eprintln!("rdna1ctl: {e:#}");
+            eprintln!("rdna1ctl: {}", crate::exit::message(&e));
         }
     }
 }

@@ -616,9 +616,8 @@ mod matrix {
                                             vm_flags,
                                             flags: base,
                                             device,
-                                            vm,
                                         };
-                                        let want = match policy::decide(&p, &c, || bo) {
+                                        let want = match policy::decide(&p, &c, || vm, || bo) {
                                             Decision::Rewrite(f) => f,
                                             _ => base,
                                         };

@@ -13,7 +13,14 @@
  *               (the callback lets calls from this module through) and rewrites after it
  * Rounds interleave the mechanisms so drift hits all alike; the median round is reported.
  * Results: debugfs rdna1_mtype_bench/results. Parameters: calls, rounds, mechanisms (all|none),
- * label (name of the "none" row).
+ * label (name of the "none" row), expect (nc|cc|any: the MTYPE the "none" row must end with,
+ * so a row of rdna1_mtype's hook shows it did what its mode says).
+ *
+ * By default every call is the one rdna1_mtype has most to do for: a CC request for a VRAM BO
+ * in a compute VM on an RX 5700 XT, real amdgpu objects from amdgpu's headers (as the harness
+ * builds them): the device is identified, the VM's kind and the BO's class are read, the
+ * decision is counted and, in audit and enforce, logged. Parameters bo=none and vm=graphics
+ * leave parts of that out, to tell their costs apart.
  */
 #include <linux/debugfs.h>
 #include <linux/fprobe.h>
@@ -21,9 +28,13 @@
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include "resolve_symbol.h"
+
+#include "amdgpu.h"
+#include "amdgpu_vm.h"
 
 #define TARGET "gmc_v10_0_get_vm_pte"
 #define MTYPE_MASK (7ULL << 48)
@@ -37,8 +48,21 @@ static char *mechanisms = "all";
 module_param(mechanisms, charp, 0444);
 static char *label = "none";
 module_param(label, charp, 0444);
+static char *expect = "any";
+module_param(expect, charp, 0444);
+/* What the call passes, to tell apart what rdna1_mtype's work costs: "vram" (default) or "none" */
+static char *bo = "vram";
+module_param(bo, charp, 0444);
+/* and "compute" (default) or "graphics" (a VM outside rdna1_mtype's default VM scope). */
+static char *vm = "compute";
+module_param(vm, charp, 0444);
 
-typedef void (*get_vm_pte_fn)(void *adev, void *vm, void *bo, u32 vm_flags, u64 *flags);
+/* AMDGPU_VM_MTYPE_CC | READABLE | WRITEABLE; MTYPE_CC in a gfx10 PTE */
+#define REQ_CC ((3 << 5) | 0x6)
+#define PTE_CC (2ULL << 48)
+
+typedef void (*get_vm_pte_fn)(struct amdgpu_device *adev, struct amdgpu_vm *vm,
+			      struct amdgpu_bo *bo, u32 vm_flags, u64 *flags);
 static get_vm_pte_fn target;
 static unsigned long target_addr;
 static struct dentry *dir;
@@ -91,7 +115,8 @@ static struct fprobe fp = {
 };
 
 /* ftrace IPMODIFY redirect */
-static void redirect_wrapper(void *adev, void *vm, void *bo, u32 vm_flags, u64 *flags)
+static void redirect_wrapper(struct amdgpu_device *adev, struct amdgpu_vm *vm,
+			     struct amdgpu_bo *bo, u32 vm_flags, u64 *flags)
 {
 	target(adev, vm, bo, vm_flags, flags);
 	*flags &= ~MTYPE_MASK;
@@ -166,8 +191,56 @@ static void detach(enum mech m)
 	}
 }
 
+/* The call's arguments: an RX 5700 XT at 0000:03:00.0, a compute VM, a VRAM BO. */
+struct objects {
+	struct amdgpu_device *adev;
+	struct pci_dev *pdev;
+	struct pci_bus *pbus;
+	struct pci_sysdata *sysdata;
+	struct amdgpu_vm *vm;
+	struct amdgpu_bo *bo;
+	struct amdgpu_bo *arg_bo;	/* bo, or NULL for bo=none */
+};
+
+static void objects_free(struct objects *o)
+{
+	kfree(o->bo);
+	kfree(o->vm);
+	kfree(o->sysdata);
+	kfree(o->pbus);
+	kfree(o->pdev);
+	kvfree(o->adev);
+}
+
+static int objects_alloc(struct objects *o)
+{
+	o->adev = kvzalloc_obj(*o->adev);
+	o->pdev = kzalloc_obj(*o->pdev);
+	o->pbus = kzalloc_obj(*o->pbus);
+	o->sysdata = kzalloc_obj(*o->sysdata);
+	o->vm = kzalloc_obj(*o->vm);
+	o->bo = kzalloc_obj(*o->bo);
+	if (!o->adev || !o->pdev || !o->pbus || !o->sysdata || !o->vm || !o->bo)
+		return -ENOMEM;
+	o->pbus->number = 0x03;
+	o->pbus->sysdata = o->sysdata;
+	o->pdev->bus = o->pbus;
+	o->pdev->vendor = PCI_VENDOR_ID_ATI;
+	o->pdev->device = 0x731f;
+	/* What amdgpu_pci_probe/amdgpu_device_init set. */
+	o->adev->dev = &o->pdev->dev;
+	o->adev->pdev = o->pdev;
+	/* What amdgpu_vm_make_compute() sets when KFD acquires a VM. */
+	o->vm->is_compute_context = !strcmp(vm, "compute");
+	o->bo->preferred_domains = AMDGPU_GEM_DOMAIN_VRAM;
+	o->bo->allowed_domains = AMDGPU_GEM_DOMAIN_VRAM;
+	o->bo->tbo.type = ttm_bo_type_device;
+	o->arg_bo = strcmp(bo, "none") ? o->bo : NULL;
+	return 0;
+}
+
 /* ns per call over `calls` calls; -1 if the hook did not do its work. */
-static s64 measure(enum mech m, void *adev, void *vm, void *bo)
+static s64 measure(enum mech m, const struct objects *o)
 {
 	u64 flags = 0;
 	u64 t0, t1;
@@ -176,11 +249,15 @@ static s64 measure(enum mech m, void *adev, void *vm, void *bo)
 	t0 = ktime_get_ns();
 	for (i = 0; i < calls; i++) {
 		flags = 0x67;
-		target(adev, vm, bo, 3 << 5 /* CC */, &flags);
+		target(o->adev, o->vm, o->arg_bo, REQ_CC, &flags);
 	}
 	t1 = ktime_get_ns();
 	/* Every mechanism must have rewritten the CC the function wrote. */
 	if (m != M_NONE && (flags & MTYPE_MASK))
+		return -1;
+	/* The "none" row: what the mode of whatever is attached must give. */
+	if (m == M_NONE && ((!strcmp(expect, "nc") && (flags & MTYPE_MASK)) ||
+			    (!strcmp(expect, "cc") && (flags & MTYPE_MASK) != PTE_CC)))
 		return -1;
 	return div_u64(t1 - t0, calls);
 }
@@ -196,23 +273,23 @@ static int __init bench_init(void)
 {
 	s64 ns[M_COUNT][MAX_ROUNDS];
 	int nmech = strcmp(mechanisms, "none") ? M_COUNT : 1;
-	void *adev, *vm, *bo;
+	struct objects o = {};
 	int m, r, n = 0, ret = 0;
 
 	if (!calls || !rounds || rounds > MAX_ROUNDS)
+		return -EINVAL;
+	if (strcmp(expect, "nc") && strcmp(expect, "cc") && strcmp(expect, "any"))
+		return -EINVAL;
+	if ((strcmp(bo, "vram") && strcmp(bo, "none")) ||
+	    (strcmp(vm, "compute") && strcmp(vm, "graphics")))
 		return -EINVAL;
 	target_addr = rdna1_resolve_symbol(TARGET);
 	if (!target_addr)
 		return -ENOENT;
 	target = (get_vm_pte_fn)target_addr;
-	/* The function dereferences only bo (NULL here): small zeroed stand-ins suffice. */
-	adev = kzalloc(4096, GFP_KERNEL);
-	vm = kzalloc(4096, GFP_KERNEL);
-	bo = NULL;
-	if (!adev || !vm) {
-		ret = -ENOMEM;
+	ret = objects_alloc(&o);
+	if (ret)
 		goto out;
-	}
 	for (r = 0; r < rounds; r++) {
 		for (m = 0; m < nmech; m++) {
 			ret = attach(m);
@@ -220,7 +297,7 @@ static int __init bench_init(void)
 				pr_err("attaching %s: %d\n", mech_names[m], ret);
 				goto out;
 			}
-			ns[m][r] = measure(m, adev, vm, bo);
+			ns[m][r] = measure(m, &o);
 			detach(m);
 		}
 	}
@@ -230,8 +307,9 @@ static int __init bench_init(void)
 		sort(ns[m], rounds, sizeof(s64), cmp_s64, NULL);
 		if (ns[m][0] < 0) {
 			ret = -EIO;
-			pr_err("%s did not rewrite the MTYPE (kretprobe: %lu entries, %lu returns)\n",
-			       mech_names[m], krp_entries, krp_returns);
+			pr_err("%s did not give the MTYPE expected (%s; kretprobe: %lu entries, %lu returns)\n",
+			       m == M_NONE ? label : mech_names[m],
+			       m == M_NONE ? expect : "nc", krp_entries, krp_returns);
 			goto out;
 		}
 	}
@@ -251,8 +329,7 @@ static int __init bench_init(void)
 	results_blob.size = n;
 	debugfs_create_blob("results", 0444, dir, &results_blob);
 out:
-	kfree(adev);
-	kfree(vm);
+	objects_free(&o);
 	return ret;
 }
 

@@ -15,7 +15,10 @@
  *   amdgpu's probe sets them, or "unknown": an amdgpu_device with no device behind it ("vmd"
  *   is at 10000:03:00.0, "fill0".."fill9" at 0000:10:00.0..0000:19:00.0). where
  *   "stack" (default) or "heap": the PTE flags in kmalloc'd memory instead of on the stack, as
- *   no amdgpu caller does (rdna1_mtype must refuse to touch them). vm "compute" (default: a
+ *   no amdgpu caller does (rdna1_mtype must refuse to touch them), or "atomic": on the stack,
+ *   called with a raw spinlock held, so lockdep checks that the hook takes no lock that
+ *   sleeps on PREEMPT_RT, or "worker": made by a kernel worker (as KFD's restore worker
+ *   makes them), the VM's task_info naming the writing process. vm "compute" (default: a
  *   real struct amdgpu_vm with is_compute_context set, as KFD's VMs have), "graphics" (one
  *   without, a DRM client's) or "none" (a NULL vm).
  *   Read back the PTE flags the call produced, as "0x%016llx".
@@ -46,6 +49,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 #include "resolve_symbol.h"
 
 #include "amdgpu.h"
@@ -58,6 +62,7 @@ typedef void (*get_vm_pte_fn)(struct amdgpu_device *adev, struct amdgpu_vm *vm,
 
 static get_vm_pte_fn get_vm_pte;
 static struct amdgpu_vm *compute_vm, *graphics_vm;
+static struct amdgpu_task_info *compute_task, *graphics_task;
 static struct amdgpu_bo *bo, *parent_bo, *edge_bo;
 static void *edge_area;
 static u64 *heap_flags;
@@ -65,6 +70,8 @@ static struct dentry *dir;
 static DEFINE_MUTEX(call_lock);
 /* Held for reading by the loops, which call without call_lock; for writing to forget amdgpu. */
 static DECLARE_RWSEM(loop_sem);
+/* Held around "atomic" calls; see do_call(). */
+static DEFINE_RAW_SPINLOCK(atomic_lock);
 static u64 last_result;
 
 struct bo_kind {
@@ -182,6 +189,26 @@ static void fake_gpus_free(void)
 	}
 }
 
+/* A call made by a kernel worker, as KFD's restore worker and SVM's make them. */
+struct worker_call {
+	struct work_struct work;
+	struct amdgpu_device *adev;
+	struct amdgpu_vm *vm;
+	struct amdgpu_bo *bo;
+	u32 vm_flags;
+	u64 flags;
+};
+
+static void worker_call_fn(struct work_struct *work)
+{
+	struct worker_call *w = container_of(work, struct worker_call, work);
+	/* amdgpu's callers pass a local of their own (rdna1_mtype refuses anything else). */
+	u64 flags = w->flags;
+
+	get_vm_pte(w->adev, w->vm, w->bo, w->vm_flags, &flags);
+	w->flags = flags;
+}
+
 /* One parsed request line: the arguments of one call of the real function. */
 struct call_spec {
 	u32 vm_flags;
@@ -189,7 +216,7 @@ struct call_spec {
 	const struct bo_kind *kind;	/* NULL: no BO */
 	struct amdgpu_device *adev;
 	struct amdgpu_vm *vm;
-	bool heap;
+	bool heap, atomic, worker;	/* where: heap, atomic, worker or (none set) stack */
 };
 
 static int parse_call(const char *line, struct call_spec *c)
@@ -200,9 +227,12 @@ static int parse_call(const char *line, struct call_spec *c)
 	if (sscanf(line, "%x %15s %llx %15s %7s %15s", &c->vm_flags, kind, &c->flags, gpu, where,
 		   vm_kind) < 3)
 		return -EINVAL;
-	if (strcmp(where, "stack") && strcmp(where, "heap"))
+	if (strcmp(where, "stack") && strcmp(where, "heap") && strcmp(where, "atomic") &&
+	    strcmp(where, "worker"))
 		return -EINVAL;
 	c->heap = !strcmp(where, "heap");
+	c->atomic = !strcmp(where, "atomic");
+	c->worker = !strcmp(where, "worker");
 	if (!strcmp(vm_kind, "compute"))
 		c->vm = compute_vm;
 	else if (!strcmp(vm_kind, "graphics"))
@@ -262,8 +292,37 @@ static int do_call(const char *line, u64 *result)
 		*result = *heap_flags;
 		return 0;
 	}
+	/* As amdgpu_vm_set_task_info() does when a process acquires or submits on a VM. */
+	if (c.vm) {
+		c.vm->task_info->tgid = current->tgid;
+		get_task_comm(c.vm->task_info->process_name, current->group_leader);
+	}
+	if (c.worker) {
+		struct worker_call w = {
+			.adev = c.adev, .vm = c.vm, .bo = arg, .vm_flags = c.vm_flags,
+			.flags = c.flags,
+		};
+
+		INIT_WORK_ONSTACK(&w.work, worker_call_fn);
+		queue_work(system_unbound_wq, &w.work);
+		flush_work(&w.work);
+		destroy_work_on_stack(&w.work);
+		*result = w.flags;
+		return 0;
+	}
 	flags = c.flags;
-	get_vm_pte(c.adev, c.vm, arg, c.vm_flags, &flags);
+	if (c.atomic) {
+		/*
+		 * fprobe runs the handlers with preemption off, where PREEMPT_RT's spinlock_t
+		 * and mutexes sleep; lockdep cannot see that context, but it checks what is
+		 * taken under a raw spinlock (PROVE_RAW_LOCK_NESTING: "Invalid wait context").
+		 */
+		raw_spin_lock(&atomic_lock);
+		get_vm_pte(c.adev, c.vm, arg, c.vm_flags, &flags);
+		raw_spin_unlock(&atomic_lock);
+	} else {
+		get_vm_pte(c.adev, c.vm, arg, c.vm_flags, &flags);
+	}
 	*result = flags;
 	return 0;
 }
@@ -385,7 +444,8 @@ static const struct file_operations batch_fops = {
 
 /*
  * loop: one request, run n times by a kernel loop; several loops (one per CPU) run at once,
- * each with a BO and heap flags of its own (kind "edge" is refused: its BO is shared).
+ * each with a BO and heap flags of its own (kind "edge" is refused: its BO is shared; where
+ * "atomic" and "worker" too: one call each is what they are for).
  */
 struct loop_results {
 	u64 calls, by_mtype[8], rest_differ, first;
@@ -452,7 +512,7 @@ static ssize_t loop_write(struct file *f, const char __user *ubuf, size_t len, l
 	ret = parse_call(spec, &c);
 	if (ret)
 		return ret;
-	if (c.kind && c.kind->edge)
+	if ((c.kind && c.kind->edge) || c.atomic || c.worker)
 		return -EINVAL;
 	r = kzalloc_obj(*r);
 	heap = kzalloc_obj(*heap);
@@ -563,6 +623,8 @@ static void free_objects(void)
 	vfree(edge_area);
 	kfree(graphics_vm);
 	kfree(compute_vm);
+	kfree(graphics_task);
+	kfree(compute_task);
 	fake_gpus_free();
 }
 
@@ -584,6 +646,8 @@ static int __init harness_init(void)
 	get_vm_pte = (get_vm_pte_fn)addr;
 	compute_vm = kzalloc_obj(*compute_vm);
 	graphics_vm = kzalloc_obj(*graphics_vm);
+	compute_task = kzalloc_obj(*compute_task);
+	graphics_task = kzalloc_obj(*graphics_task);
 	bo = kzalloc_obj(*bo);
 	parent_bo = kzalloc_obj(*parent_bo);
 	heap_flags = kzalloc_obj(*heap_flags);
@@ -594,8 +658,14 @@ static int __init harness_init(void)
 	edge_area = vzalloc(PAGE_ALIGN(sizeof(*edge_bo)));
 	if (edge_area)
 		edge_bo = edge_area + PAGE_ALIGN(sizeof(*edge_bo)) - sizeof(*edge_bo);
-	ret = compute_vm && graphics_vm && bo && parent_bo && heap_flags && edge_bo ? 0 : -ENOMEM;
+	ret = compute_vm && graphics_vm && compute_task && graphics_task && bo && parent_bo &&
+	      heap_flags && edge_bo ? 0 : -ENOMEM;
 	if (!ret) {
+		/* amdgpu_vm_create_task_info() at amdgpu_vm_init() */
+		kref_init(&compute_task->refcount);
+		kref_init(&graphics_task->refcount);
+		compute_vm->task_info = compute_task;
+		graphics_vm->task_info = graphics_task;
 		/* What amdgpu_vm_make_compute() sets when KFD acquires a VM. */
 		compute_vm->is_compute_context = true;
 		/* A coherent GTT BO, as the hipHostMalloc memory a KFD attachment points to. */

@@ -2,7 +2,7 @@
 # file_operations name the module as owner, so misc_open pins it (refcnt 1). rmmod (busybox's
 # and kmod's) and modprobe -r (what package scripts run) fail, "in use", and the module keeps
 # working while the device is held, by this shell (fd 3) or by a background `rdna1ctl events
-# --follow`; once closed it unloads. Without the owner, rmmod succeeds and the holder's next
+# --follow`, also once its file is gone (what `dkms remove` does); once closed it unloads. Without the owner, rmmod succeeds and the holder's next
 # ioctl or close runs freed module text (a kernel oops, which fails the boot: seen without the
 # fix, "BUG: unable to handle page fault ... filp_flush ... [last unloaded: rdna1_mtype(O)]").
 # kernels: test debian
@@ -31,9 +31,22 @@ fi
 grep -q 'in use' /tmp/rmmod-err || fail "modprobe -r error: $(cat /tmp/rmmod-err)"
 grep -q '^rdna1_mtype ' /proc/modules || fail "module gone while held"
 rdna1ctl status | grep -q 'mode:    enforce' || fail "status while held: $(rdna1ctl status)"
+# What `dkms remove` does meanwhile: it deletes the installed module and runs depmod, and never
+# unloads one (tests/install/run.sh checks the dkms it runs); the held module keeps serving.
+ko=/lib/modules/$(uname -r)/updates/rdna1_mtype.ko
+[ -f "$ko" ] || fail "no installed module at $ko"
+mv "$ko" /tmp/rdna1_mtype.ko.removed
+/opt/kmod/depmod
+if /opt/kmod/modprobe -r rdna1_mtype 2>/tmp/rmmod-err; then
+	fail "modprobe -r succeeded after the module's file was removed, while held"
+fi
+grep -q '^rdna1_mtype ' /proc/modules || fail "module gone after its file was removed"
+rdna1ctl events >/dev/null || fail "events after the module's file was removed"
 exec 3<&-
 eq "$(cat $refcnt)" 0 "refcnt after close"
 rmmod rdna1_mtype
+mv /tmp/rdna1_mtype.ko.removed "$ko"
+/opt/kmod/depmod
 
 # Held by a background reader, as `rdna1ctl events --follow` in a terminal.
 modprobe rdna1_mtype mode=enforce

@@ -92,7 +92,10 @@ fn module_checks(input: &Input) -> Vec<Check> {
         Err(e) => {
             return vec![Check::fail(
                 id,
-                format!("rdna1_mtype is loaded but unreadable: {e:#}"),
+                format!(
+                    "rdna1_mtype is loaded but unreadable: {}",
+                    crate::exit::message(&e)
+                ),
                 "install the rdna1ctl that matches the loaded module's version",
             )];
         }

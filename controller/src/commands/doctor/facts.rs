@@ -24,12 +24,12 @@ pub struct Facts {
 
 impl Facts {
     pub fn gather(root: &SysRoot) -> Facts {
-        let release = read_release(root).map_err(|e| format!("{e:#}"));
+        let release = read_release(root).map_err(|e| crate::exit::message(&e));
         let config = match &release {
-            Ok(r) => load_config(root, r).map_err(|e| format!("{e:#}")),
+            Ok(r) => load_config(root, r).map_err(|e| crate::exit::message(&e)),
             Err(e) => Err(format!("kernel release unknown: {e}")),
         };
-        let gpus = gpus::discover(root).map_err(|e| format!("{e:#}"));
+        let gpus = gpus::discover(root).map_err(|e| crate::exit::message(&e));
         Facts {
             release,
             config,

@@ -10,7 +10,7 @@ use rdna1_mtype_shared::pci::PciAddr;
 use rdna1_mtype_shared::policy::Skip;
 use serde::Serialize;
 
-use super::{Counters, GpuReport, Report};
+use super::{Check, Counters, GpuReport, Report};
 use crate::module::params::ModuleState;
 use crate::module::verdict::Reason;
 
@@ -19,6 +19,30 @@ struct Body {
     module: Module,
     gpus: Vec<Gpu>,
     stats: Stats,
+    /// `--check`'s verdict; null without `--check`.
+    check: Option<CheckJson>,
+}
+
+#[derive(Serialize)]
+struct CheckJson {
+    passed: bool,
+    /// In-scope RDNA1 GPUs not protected (addresses); empty when passed or when there is none.
+    unprotected: Vec<String>,
+    /// The verdict in words, as the text's `check:` line.
+    message: String,
+}
+
+impl From<&Check> for CheckJson {
+    fn from(c: &Check) -> Self {
+        CheckJson {
+            passed: c.passed(),
+            unprotected: match c {
+                Check::Unprotected(a) => a.clone(),
+                _ => Vec::new(),
+            },
+            message: c.message(),
+        }
+    }
 }
 
 #[derive(Serialize, Default)]
@@ -203,11 +227,12 @@ fn stats(c: &Counters) -> Stats {
     }
 }
 
-pub fn write(r: &Report, out: &mut impl Write) -> Result<()> {
+pub fn write(r: &Report, check: Option<&Check>, out: &mut impl Write) -> Result<()> {
     let body = Body {
         module: module(r),
         gpus: r.gpus.iter().map(gpu).collect(),
         stats: stats(&r.counters),
+        check: check.map(CheckJson::from),
     };
     crate::output::json("status", &body, out)
 }
@@ -221,7 +246,7 @@ mod tests {
 
     fn doc(r: &Report) -> Value {
         let mut v = Vec::new();
-        write(r, &mut v).unwrap();
+        write(r, None, &mut v).unwrap();
         assert_eq!(v.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
         serde_json::from_slice(&v).unwrap()
     }

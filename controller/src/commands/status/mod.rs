@@ -53,7 +53,37 @@ pub struct Report {
     pub counters: Counters,
 }
 
-pub fn run(ctx: &Ctx, out: &mut impl Write) -> Result<()> {
+/// What `status --check` concludes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Every RDNA1 GPU in the module's scope is protected; how many there are (at least 1).
+    Passed(usize),
+    /// No RDNA1 GPU is in scope (none present, or the scope leaves them all out): nothing is
+    /// protected, which a script asking "is this machine protected?" must not take for yes.
+    NoRdna1InScope,
+    /// These in-scope RDNA1 GPUs are not protected (addresses).
+    Unprotected(Vec<String>),
+}
+
+impl Check {
+    pub fn passed(&self) -> bool {
+        matches!(self, Check::Passed(_))
+    }
+
+    /// The verdict in words; a failure names the GPUs (their verdicts say why).
+    pub fn message(&self) -> String {
+        match self {
+            Check::Passed(1) => "passed: the RDNA1 GPU in scope is protected".into(),
+            Check::Passed(n) => format!("passed: all {n} RDNA1 GPUs in scope are protected"),
+            Check::NoRdna1InScope => {
+                "FAILED: no RDNA1 GPU is in the module's scope: nothing is protected".into()
+            }
+            Check::Unprotected(addrs) => format!("FAILED: NOT protected: {}", addrs.join(", ")),
+        }
+    }
+}
+
+pub fn run(ctx: &Ctx, check: bool, out: &mut impl Write) -> Result<Code> {
     let module = params::read(&ctx.root)?;
     let gpus = gpus::discover(&ctx.root)?;
     let amdgpu_loaded = gpus::amdgpu_loaded(&ctx.root, &gpus);
@@ -62,11 +92,19 @@ pub fn run(ctx: &Ctx, out: &mut impl Write) -> Result<()> {
         ModuleState::Loaded(_) => read_device(&ctx.root),
     };
     let report = Report::new(module, gpus, amdgpu_loaded, abi_version, counters);
+    let check = check.then(|| report.check());
     if ctx.json {
-        json::write(&report, out)
+        json::write(&report, check.as_ref(), out)?;
     } else {
-        Ok(render::human(&report, out)?)
+        render::human(&report, out)?;
+        if let Some(c) = &check {
+            render::check(c, out)?;
+        }
     }
+    Ok(match check {
+        Some(c) if !c.passed() => Code::Problems,
+        _ => Code::Ok,
+    })
 }
 
 /// ABI version and counters; a device that cannot be opened is reported, never an error, so
@@ -82,7 +120,7 @@ fn read_device(root: &SysRoot) -> (Option<u32>, Counters) {
     let abi = dev.version().ok().map(|v| v.version);
     match dev.stats() {
         Ok(s) => (abi, Counters::Read(s)),
-        Err(e) => (abi, Counters::Unavailable(format!("{e:#}"))),
+        Err(e) => (abi, Counters::Unavailable(exit::message(&e))),
     }
 }
 
@@ -95,7 +133,7 @@ fn open_failure(path: &Path, e: &anyhow::Error) -> Counters {
             "{} does not exist although rdna1_mtype is loaded: is devtmpfs mounted on /dev?",
             path.display()
         )),
-        _ => Counters::Unavailable(format!("{e:#}")),
+        _ => Counters::Unavailable(exit::message(e)),
     }
 }
 
@@ -127,6 +165,31 @@ impl Report {
             abi_version,
             gpus,
             counters,
+        }
+    }
+}
+
+impl Report {
+    /// `--check`: the RDNA1 GPUs the module's scope covers must all be protected. An RDNA1 GPU
+    /// counts unless the loaded module's scope leaves it out, so with the module not loaded
+    /// every RDNA1 GPU counts (and is not protected).
+    pub fn check(&self) -> Check {
+        let counted: Vec<&GpuReport> = self
+            .gpus
+            .iter()
+            .filter(|g| g.gpu.rdna1.is_some() && g.verdict.in_scope != Some(false))
+            .collect();
+        if counted.is_empty() {
+            return Check::NoRdna1InScope;
+        }
+        let unprotected: Vec<String> = counted
+            .iter()
+            .filter(|g| !g.verdict.protected())
+            .map(|g| g.gpu.address.clone())
+            .collect();
+        match unprotected.is_empty() {
+            true => Check::Passed(counted.len()),
+            false => Check::Unprotected(unprotected),
         }
     }
 }
@@ -175,6 +238,70 @@ pub(crate) mod tests {
             panic!()
         };
         assert_eq!(t, "ABI version 9");
+    }
+
+    /// An armed module with a layout in `mode` and `scope`.
+    fn loaded(mode: &str, scope: &str) -> ModuleState {
+        use rdna1_mtype_shared::bo::{BoLayout, LayoutSource, LayoutStatus};
+        use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
+        ModuleState::Loaded(crate::module::params::LoadedModule {
+            version: "0.1.0".into(),
+            mode: Mode::parse(mode.as_bytes()).unwrap(),
+            scope: Scope::parse(scope.as_bytes()).unwrap(),
+            classes: Classes::DEFAULT,
+            vm_scope: VmScope::Compute,
+            predates_vm_scope: false,
+            bo_layout: BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"),
+            bo_layout_status: LayoutStatus::Ok,
+            bo_layout_source: LayoutSource::Set,
+            armed: true,
+            arm_error: None,
+            rejected: 0,
+            missed: Some(0),
+        })
+    }
+
+    #[test]
+    fn check_passes_only_when_every_in_scope_rdna1_gpu_is_protected() {
+        let judge = |module: ModuleState, gpus| {
+            Report::new(module, gpus, true, None, Counters::NoModule).check()
+        };
+        let rx5700 = || gpu(3, 0x731f, Some("amdgpu"));
+        let rx6600 = || gpu(11, 0x73ff, Some("amdgpu"));
+        assert_eq!(
+            judge(loaded("enforce", "rdna1"), vec![rx5700()]),
+            Check::Passed(1)
+        );
+        // A non-RDNA1 GPU out of scope does not count against it.
+        assert_eq!(
+            judge(loaded("enforce", "rdna1"), vec![rx5700(), rx6600()]),
+            Check::Passed(1)
+        );
+        // An RDNA1 GPU the scope leaves out does not count; with none left, nothing passes.
+        assert_eq!(
+            judge(loaded("enforce", "0000:05:00.0"), vec![rx5700()]),
+            Check::NoRdna1InScope
+        );
+        assert_eq!(
+            judge(loaded("enforce", "rdna1"), vec![rx6600()]),
+            Check::NoRdna1InScope
+        );
+        assert_eq!(
+            judge(loaded("audit", "rdna1"), vec![rx5700()]),
+            Check::Unprotected(vec!["0000:03:00.0".into()])
+        );
+        assert_eq!(
+            judge(
+                loaded("enforce", "rdna1"),
+                vec![gpu(3, 0x731f, Some("vfio-pci"))]
+            ),
+            Check::Unprotected(vec!["0000:03:00.0".into()])
+        );
+        // Not loaded: every RDNA1 GPU counts, and none is protected.
+        assert_eq!(
+            judge(ModuleState::NotLoaded, vec![rx5700()]),
+            Check::Unprotected(vec!["0000:03:00.0".into()])
+        );
     }
 
     #[test]

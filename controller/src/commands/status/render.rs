@@ -8,9 +8,17 @@ use rdna1_mtype_shared::bo::{LayoutSource, LayoutStatus};
 use rdna1_mtype_shared::pci::PciAddr;
 use rdna1_mtype_shared::policy::Skip;
 
-use super::{Counters, GpuReport, Report};
+use super::{Check, Counters, GpuReport, Report};
 use crate::module::params::ModuleState;
 use crate::output;
+
+/// The last line under `--check`.
+pub fn check(c: &Check, out: &mut impl Write) -> io::Result<()> {
+    match c {
+        Check::Unprotected(_) => writeln!(out, "check:   {} (reasons above)", c.message()),
+        _ => writeln!(out, "check:   {}", c.message()),
+    }
+}
 
 pub fn human(r: &Report, out: &mut impl Write) -> io::Result<()> {
     module(r, out)?;

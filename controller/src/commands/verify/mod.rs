@@ -14,13 +14,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use nix::time::{clock_gettime, ClockId};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use tracing::debug;
 
 use crate::cli::VerifyArgs;
-use crate::exit::Code;
+use crate::exit::{coded, Code};
 use crate::module::control::{self, Device};
 use crate::output;
 use crate::trace::decode::decode_page;
@@ -102,10 +102,19 @@ fn drain_events(
 pub fn run(ctx: &Ctx, args: &VerifyArgs, out: &mut impl Write) -> Result<Code> {
     let duration = match (args.until_interrupt, args.duration) {
         (true, _) => None,
-        (false, Some(s)) if !(s > 0.0 && s.is_finite()) => {
-            bail!("--duration {s}: give a positive number of seconds")
-        }
-        (false, s) => Some(Duration::from_secs_f64(s.unwrap_or(10.0))),
+        // The command line bounds it (cli::parse_duration); this only keeps `run` panic-free
+        // for any caller.
+        (false, s) => Some(
+            Duration::try_from_secs_f64(s.unwrap_or(10.0))
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    coded(
+                        Code::Usage,
+                        format!("--duration {s:?}: give a positive number of seconds"),
+                    )
+                })?,
+        ),
     };
     let dev = control::open(&ctx.root)?;
     let policy = dev.policy()?;

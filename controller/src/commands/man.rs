@@ -1,0 +1,169 @@
+//! `rdna1ctl man [COMMAND]`: rdna1ctl(8) or rdna1ctl-COMMAND(8), generated from the clap
+//! definition (so they cannot drift from `--help`) plus the sections clap knows nothing of:
+//! EXIT STATUS, ENVIRONMENT, FILES (docs/CLI.md).
+
+use std::io::Write;
+
+use anyhow::Result;
+use clap::CommandFactory;
+use clap_mangen::Man;
+
+use crate::cli::Cli;
+use crate::exit::{coded, Code};
+
+/// The exit codes of docs/CLI.md, "Exit codes", in roff.
+const EXIT_STATUS: &str = r#".SH "EXIT STATUS"
+.TP
+\fB0\fR
+Done; every check passed. A closed output pipe also ends with 0.
+.TP
+\fB1\fR
+Could not do what was asked: I/O error, invalid config file, value refused, version mismatch.
+.TP
+\fB2\fR
+Bad command line (unknown option, invalid value, \fBset\fR without options, a \fB\-\-duration\fR out of range), or a \fB\-\-root\fR / \fBRDNA1CTL_ROOT\fR that does not exist or has no \fIsys/\fR.
+.TP
+\fB3\fR
+The command ran and found problems: \fBverify\fR saw a violation, \fBdoctor\fR a failed check, \fBcheck\-kernel\fR a kernel that cannot be hooked, \fBstatus \-\-check\fR an in\-scope RDNA1 GPU not protected (or none in scope).
+.TP
+\fB4\fR
+Permission: needs root (the control device is 0600, policy writes need CAP_SYS_ADMIN).
+.TP
+\fB5\fR
+rdna1_mtype is not loaded and the command needs it.
+.PP
+An error is one line on stderr; under \fB\-\-json\fR it is also an \fBerror\fR document (\fBmessage\fR, \fBexit_code\fR) on stdout.
+"#;
+
+const ENVIRONMENT: &str = r#".SH ENVIRONMENT
+.TP
+\fBRDNA1CTL_ROOT\fR
+The default of \fB\-\-root\fR: read /sys, /proc, /dev and /etc below this directory (tests, offline diagnosis). It must exist and hold \fIsys/\fR.
+.TP
+\fBNO_COLOR\fR
+Any non\-empty value: no colour, even on a terminal. Without it, colour only goes to a terminal.
+.TP
+\fBHSA_OVERRIDE_GFX_VERSION\fR, \fBROCBLAS_TENSILE_LIBPATH\fR, \fBPATH\fR
+Read by \fBdoctor\fR: the override ROCm will apply, where rocBLAS looks first, and the \fBrustc\fR it compares with the kernel's.
+"#;
+
+const FILES: &str = r#".SH FILES
+.TP
+\fI/dev/rdna1_mtype\fR
+The module's control device (root only): policy, counters, event log.
+.TP
+\fI/sys/module/rdna1_mtype/parameters/\fR
+The module's state as any user may read it (\fBstatus\fR).
+.TP
+\fI/etc/rdna1\-mtype/config.toml\fR
+The policy \fBapply\fR sets (rdna1\-mtype.service runs it at boot).
+.TP
+\fI/sys/bus/pci/devices/\fR, \fI/sys/class/kfd/kfd/topology/\fR
+GPU discovery: PCI ids and driver; gfx targets of non\-RDNA1 GPUs.
+.TP
+\fI/usr/share/hwdata/pci.ids\fR, \fI/usr/share/misc/pci.ids\fR
+GPU marketing names.
+.TP
+\fI/sys/kernel/btf/amdgpu\fR, \fI/boot/vmlinuz\-KVER\fR, \fI/usr/lib/modules/KVER/\fR
+BTF for \fBlayout\fR and \fBcheck\-kernel\fR.
+.TP
+\fI/sys/kernel/tracing/\fR
+\fBverify\fR's own tracefs instance.
+.TP
+\fI/proc/config.gz\fR, \fI/boot/config\-KVER\fR
+The kernel configuration \fBdoctor\fR checks.
+"#;
+
+pub fn run(command: Option<&str>, out: &mut impl Write) -> Result<()> {
+    let mut cli = Cli::command();
+    // Built, so that subcommands carry the global options and their full names.
+    cli.build();
+    let cmd = match command {
+        None => cli,
+        Some(name) => {
+            let sub = cli
+                .get_subcommands()
+                .find(|c| c.get_name() == name && !c.is_hide_set())
+                .cloned();
+            match sub {
+                Some(c) => {
+                    let full = format!("rdna1ctl-{name}");
+                    c.display_name(full).bin_name(format!("rdna1ctl {name}"))
+                }
+                None => {
+                    let names: Vec<&str> = cli
+                        .get_subcommands()
+                        .map(|c| c.get_name())
+                        .filter(|n| *n != "help")
+                        .collect();
+                    return Err(coded(
+                        Code::Usage,
+                        format!("no man page for {name:?}: use one of {}", names.join(", ")),
+                    ));
+                }
+            }
+        }
+    };
+    let has_options = cmd.get_arguments().any(|a| !a.is_hide_set());
+    let has_subcommands = cmd.has_subcommands();
+    let man = Man::new(cmd).section("8");
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    if has_options {
+        man.render_options_section(out)?;
+    }
+    if has_subcommands {
+        man.render_subcommands_section(out)?;
+    }
+    out.write_all(EXIT_STATUS.as_bytes())?;
+    out.write_all(ENVIRONMENT.as_bytes())?;
+    out.write_all(FILES.as_bytes())?;
+    man.render_version_section(out)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(command: Option<&str>) -> String {
+        let mut v = Vec::new();
+        run(command, &mut v).unwrap();
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn every_command_has_a_page_with_the_three_sections() {
+        let cli = Cli::command();
+        let names = cli
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .filter(|n| n != "help");
+        for name in std::iter::once(None).chain(names.map(Some)) {
+            let p = page(name.as_deref());
+            let title = match &name {
+                Some(n) => format!(".TH rdna1ctl-{n} 8"),
+                None => ".TH rdna1ctl 8".to_owned(),
+            };
+            assert!(p.contains(&title), "{name:?}: {}", &p[..200.min(p.len())]);
+            for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH FILES"] {
+                assert!(p.contains(section), "{name:?} lacks {section}");
+            }
+        }
+        assert!(page(Some("status")).contains("\\-\\-check"));
+        assert!(
+            page(Some("status")).contains("\\-\\-root"),
+            "global options too"
+        );
+    }
+
+    #[test]
+    fn unknown_command_is_a_usage_error_naming_the_pages() {
+        let mut v = Vec::new();
+        let e = run(Some("staus"), &mut v).unwrap_err();
+        assert_eq!(crate::exit::code_of(&e), Code::Usage);
+        assert!(format!("{e}").contains("status, enable"), "{e}");
+    }
+}
