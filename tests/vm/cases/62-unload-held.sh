@@ -33,8 +33,9 @@ grep -q '^rdna1_mtype ' /proc/modules || fail "module gone while held"
 rdna1ctl status | grep -q 'mode:    enforce' || fail "status while held: $(rdna1ctl status)"
 # What `dkms remove` does meanwhile: it deletes the installed module and runs depmod, and never
 # unloads one (tests/install/run.sh checks the dkms it runs); the held module keeps serving.
-ko=/lib/modules/$(uname -r)/updates/rdna1_mtype.ko
-[ -f "$ko" ] || fail "no installed module at $ko"
+# Where it is installed: updates/ here, updates/dkms/ (maybe compressed) where DKMS put it.
+ko=$(find /lib/modules/"$(uname -r)" -name 'rdna1_mtype.ko*' | head -n 1)
+[ -n "$ko" ] || fail "no installed rdna1_mtype module under /lib/modules/$(uname -r)"
 mv "$ko" /tmp/rdna1_mtype.ko.removed
 /opt/kmod/depmod
 if /opt/kmod/modprobe -r rdna1_mtype 2>/tmp/rmmod-err; then
