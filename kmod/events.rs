@@ -38,15 +38,18 @@ const CLAIM_SPINS: u32 = 1000;
 /// `stamp` is 0 while the slot was never written, `2 * seq + 1` while event `seq` is being
 /// written into `words`, `2 * seq + 2` once `words` holds all of it. It only grows, and only a
 /// writer that moved it to an odd value writes `words`, until it makes it even again.
+/// `given_up` is `seq + 1` of the last event whose writer gave the slot up without writing it.
 struct Slot {
     stamp: Atomic<u64>,
     words: [Atomic<u64>; WORDS],
+    given_up: Atomic<u64>,
 }
 
 static SLOTS: [Slot; RING as usize] = [const {
     Slot {
         stamp: Atomic::new(0),
         words: [const { Atomic::new(0) }; WORDS],
+        given_up: Atomic::new(0),
     }
 }; RING as usize];
 
@@ -87,6 +90,8 @@ pub(crate) fn push(mut ev: Event) {
             // An older lap's writer is filling the slot on another CPU.
             spins += 1;
             if spins > CLAIM_SPINS {
+                // Readers count it dropped instead of waiting for it.
+                s.given_up.store(seq + 1, Release);
                 return;
             }
             kernel::processor::cpu_relax();
@@ -110,8 +115,8 @@ pub(crate) fn push(mut ev: Event) {
 /// capacity reserved). Returns the cursor to continue from and how many events after `cursor`
 /// were overwritten before they could be read.
 ///
-/// Stops at the first event still being written (or whose writer gave it up, until its slot
-/// is reused): the caller reads it next time.
+/// Stops at the first event still being written: the caller reads it next time. An event
+/// whose writer gave its slot up counts as dropped.
 pub(crate) fn read(cursor: u64, max: usize, out: &mut KVec<Event>) -> (u64, u64) {
     let next = NEXT.load(Acquire);
     let start = cursor.max(next.saturating_sub(RING));
@@ -122,6 +127,11 @@ pub(crate) fn read(cursor: u64, max: usize, out: &mut KVec<Event>) -> (u64, u64)
         let whole = 2 * seq + 2;
         let before = s.stamp.load(Acquire);
         if before < whole {
+            if s.given_up.load(Acquire) == seq + 1 {
+                dropped += 1;
+                seq += 1;
+                continue;
+            }
             break;
         }
         if before == whole {

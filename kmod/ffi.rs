@@ -255,7 +255,9 @@ impl PolicyLocked {
     ///
     /// # Safety
     ///
-    /// The current task holds `rdna1_policy_lock` for as long as the returned value lives.
+    /// The current task holds `rdna1_policy_lock` for as long as the returned value lives,
+    /// and no other `PolicyLocked` of this task lives meanwhile (the state's `current_locked`
+    /// and `publish` rely on one proof per holder).
     pub(crate) unsafe fn assume_held() -> PolicyLocked {
         // INVARIANT: per this function's contract; not released by `Drop`.
         PolicyLocked {

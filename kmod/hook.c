@@ -257,6 +257,8 @@ static void rdna1_exit(struct fprobe *fp, unsigned long entry_ip,
 		.vm_flags = e->vm_flags,
 	};
 
+	/* fprobe_return() runs us under rcu_sched: the Rust handler relies on it (state.rs). */
+	lockdep_assert_preemption_disabled();
 	rdna1_read_device(e->adev, &call);
 	rdna1_mtype_on_pte(&call);
 }

@@ -64,9 +64,11 @@ impl Drop for Hook {
 ///
 /// # Safety
 ///
-/// `call` is valid; `call.flags` is the function's `u64 *flags` argument, called from its
-/// return probe: null or valid for reads and writes, and not accessed concurrently;
-/// `call.bo` is its `bo` argument (null or a live `struct amdgpu_bo`, see [`bo_class`]).
+/// Called only from the fprobe's exit handler (hook.c: `rdna1_exit`). `call` is valid;
+/// `call.flags` is the function's `u64 *flags` argument: null or valid for reads and writes,
+/// and not accessed concurrently; `call.bo` is its `bo` argument (null or a live
+/// `struct amdgpu_bo`, see [`bo_class`]); `call.vm` is its `vm` argument (null or a live
+/// `struct amdgpu_vm`).
 #[unsafe(no_mangle)]
 unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
     // SAFETY: per this function's contract.
@@ -84,8 +86,9 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
         vendor: c.dev_vendor,
         device: c.dev_device,
     });
-    // SAFETY: fprobe_return() runs this exit handler inside guard(rcu_sched_notrace)
-    // (kernel/trace/fprobe.c), which lasts until this function returns, longer than the value.
+    // SAFETY: called only from the exit handler (this function's contract), which
+    // fprobe_return() runs inside guard(rcu_sched_notrace) (kernel/trace/fprobe.c), lasting
+    // until this function returns, longer than the value.
     let rcu = unsafe { state::InExitHandler::assume() };
     let state = state::current(&rcu);
     let call = Call {
@@ -126,7 +129,7 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
     ) {
         // Not read means the decision did not depend on the BO (an unknown device, say): it
         // is not read for the log either, so an event never reads a BO the decision did not.
-        // A null BO is known without reading. The VM's kind is one byte read without faulting.
+        // A null BO is known without reading. The VM's kind is one byte, read for the log.
         let class = class_read.unwrap_or(if c.bo.is_null() {
             BoClass::None
         } else {
