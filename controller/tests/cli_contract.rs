@@ -2,19 +2,10 @@
 //! content, `--root` checks, exit codes, errors, PCI address forms.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn rdna1ctl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
-        .args(args)
-        .env_remove("RDNA1CTL_ROOT")
-        .output()
-        .expect("run rdna1ctl")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{rdna1ctl, text};
 
 /// A fresh empty directory for one test.
 fn scratch(name: &str) -> PathBuf {

@@ -2,19 +2,9 @@
 //! `apply` against fake roots.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn rdna1ctl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
-        .args(args)
-        .env_remove("RDNA1CTL_ROOT")
-        .output()
-        .expect("run rdna1ctl")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{rdna1ctl, text};
 
 /// A fresh fake root with `/etc/rdna1-mtype/config.toml` holding `config`.
 fn root_with_config(name: &str, config: &str) -> PathBuf {

@@ -45,6 +45,29 @@ pub struct LoadedModule {
     pub missed: Option<u64>,
 }
 
+#[cfg(test)]
+impl LoadedModule {
+    /// An armed module with a root-set layout, in `mode` and `scope`: the one fixture the
+    /// status and verdict tests share.
+    pub(crate) fn armed_for_tests(mode: Mode, scope: &str) -> LoadedModule {
+        LoadedModule {
+            version: "0.1.0".into(),
+            mode,
+            scope: Scope::parse(scope.as_bytes()).unwrap(),
+            classes: Classes::DEFAULT,
+            vm_scope: VmScope::Compute,
+            predates_vm_scope: false,
+            bo_layout: BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"),
+            bo_layout_status: LayoutStatus::Ok,
+            bo_layout_source: LayoutSource::Set,
+            armed: true,
+            arm_error: None,
+            rejected: 0,
+            missed: Some(0),
+        }
+    }
+}
+
 pub fn read(root: &SysRoot) -> Result<ModuleState> {
     let dir = root.path(MODULE_DIR);
     if !dir.is_dir() {

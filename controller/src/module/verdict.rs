@@ -229,26 +229,10 @@ fn layout_reason(m: &LoadedModule) -> Option<Reason> {
 mod tests {
     use super::*;
     use crate::gpus::tests::gpu;
-    use rdna1_mtype_shared::bo::{BoLayout, LayoutSource};
     use rdna1_mtype_shared::devices::Rdna1Chip;
-    use rdna1_mtype_shared::policy::Classes;
 
     fn enforcing(scope: &str) -> LoadedModule {
-        LoadedModule {
-            version: "0.1.0".into(),
-            mode: Mode::Enforce,
-            scope: Scope::parse(scope.as_bytes()).unwrap(),
-            classes: Classes::DEFAULT,
-            vm_scope: VmScope::Compute,
-            predates_vm_scope: false,
-            bo_layout: BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"),
-            bo_layout_status: LayoutStatus::Ok,
-            bo_layout_source: LayoutSource::Set,
-            armed: true,
-            arm_error: None,
-            rejected: 0,
-            missed: Some(0),
-        }
+        LoadedModule::armed_for_tests(Mode::Enforce, scope)
     }
 
     fn codes(v: &Verdict) -> Vec<&'static str> {

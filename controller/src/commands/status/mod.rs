@@ -242,23 +242,10 @@ pub(crate) mod tests {
 
     /// An armed module with a layout in `mode` and `scope`.
     fn loaded(mode: &str, scope: &str) -> ModuleState {
-        use rdna1_mtype_shared::bo::{BoLayout, LayoutSource, LayoutStatus};
-        use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
-        ModuleState::Loaded(crate::module::params::LoadedModule {
-            version: "0.1.0".into(),
-            mode: Mode::parse(mode.as_bytes()).unwrap(),
-            scope: Scope::parse(scope.as_bytes()).unwrap(),
-            classes: Classes::DEFAULT,
-            vm_scope: VmScope::Compute,
-            predates_vm_scope: false,
-            bo_layout: BoLayout::parse(b"size=1336 preferred_domains=0 tbo=56 flags=1240"),
-            bo_layout_status: LayoutStatus::Ok,
-            bo_layout_source: LayoutSource::Set,
-            armed: true,
-            arm_error: None,
-            rejected: 0,
-            missed: Some(0),
-        })
+        let mode = rdna1_mtype_shared::policy::Mode::parse(mode.as_bytes()).unwrap();
+        ModuleState::Loaded(crate::module::params::LoadedModule::armed_for_tests(
+            mode, scope,
+        ))
     }
 
     #[test]
