@@ -98,7 +98,8 @@ pub(crate) fn push(mut ev: Event) {
             continue;
         }
         // INVARIANT: the stamp grows to an odd value; only this writer writes `words` now.
-        if s.stamp.cmpxchg(old, writing, Relaxed).is_ok() {
+        // Acquire: an older lap's words (before its release of `old`) precede ours.
+        if s.stamp.cmpxchg(old, writing, Acquire).is_ok() {
             break;
         }
     }
