@@ -12,7 +12,13 @@
 //! PREEMPT_RT, and it must never wait for a reader. A writer takes a sequence number with one
 //! atomic add and fills its slot between two stamps (a seqcount per slot); a reader keeps a
 //! slot's event only if the stamp said "whole, this sequence number" before and after it copied.
+//!
+//! The event's words are WRITE_ONCE/READ_ONCE accesses (volatile, as `rust/kernel/fs/file.rs`
+//! reads `f_flags`), not `Atomic`s: without CONFIG_RUST_INLINE_HELPERS (distributions do not
+//! set it) every `Atomic` operation is a call to a C helper, and these seven stores are most of
+//! a logged call's cost on top of the fprobe (docs/MEASUREMENTS.md).
 
+use core::cell::UnsafeCell;
 use core::mem::size_of;
 
 use kernel::prelude::*;
@@ -39,16 +45,23 @@ const CLAIM_SPINS: u32 = 1000;
 /// written into `words`, `2 * seq + 2` once `words` holds all of it. It only grows, and only a
 /// writer that moved it to an odd value writes `words`, until it makes it even again.
 /// `given_up` is `seq + 1` of the last event whose writer gave the slot up without writing it.
+/// `words` is only accessed with volatile loads and stores of whole `u64`s.
 struct Slot {
     stamp: Atomic<u64>,
-    words: [Atomic<u64>; WORDS],
+    words: UnsafeCell<[u64; WORDS]>,
     given_up: Atomic<u64>,
 }
+
+// SAFETY: `words` is written only by the one writer the stamp admits (type invariant) and read
+// and written only with volatile accesses of whole words, the kernel's READ_ONCE/WRITE_ONCE,
+// which LKMM lets race (a racing reader may see a torn event, and the stamp tells it to drop
+// it); the other fields are atomics.
+unsafe impl Sync for Slot {}
 
 static SLOTS: [Slot; RING as usize] = [const {
     Slot {
         stamp: Atomic::new(0),
-        words: [const { Atomic::new(0) }; WORDS],
+        words: UnsafeCell::new([0; WORDS]),
         given_up: Atomic::new(0),
     }
 }; RING as usize];
@@ -105,8 +118,12 @@ pub(crate) fn push(mut ev: Event) {
     }
     // The odd stamp is visible before any word changes.
     smp_wmb();
-    for (w, v) in s.words.iter().zip(to_words(ev)) {
-        w.store(v, Relaxed);
+    let words = s.words.get().cast::<u64>();
+    for (i, v) in to_words(ev).into_iter().enumerate() {
+        // SAFETY: `i < WORDS`, so the word lies in this static slot, aligned; only this writer
+        // writes it now (the stamp is ours, odd), and readers race only with volatile reads
+        // (the `Sync` impl's argument).
+        unsafe { words.add(i).write_volatile(v) };
     }
     // INVARIANT: `words` holds all of event `seq`; the release orders them before the stamp.
     s.stamp.store(writing + 1, Release);
@@ -137,8 +154,12 @@ pub(crate) fn read(cursor: u64, max: usize, out: &mut KVec<Event>) -> (u64, u64)
         }
         if before == whole {
             let mut w = [0u64; WORDS];
-            for (d, a) in w.iter_mut().zip(s.words.iter()) {
-                *d = a.load(Relaxed);
+            let words = s.words.get().cast::<u64>();
+            for (i, d) in w.iter_mut().enumerate() {
+                // SAFETY: `i < WORDS`: a word of this static slot, aligned. A writer may be
+                // storing it meanwhile, with a volatile store (the `Sync` impl's argument): the
+                // stamp read below tells whether the copy is whole.
+                *d = unsafe { words.add(i).read_volatile() };
             }
             // The words are read before the stamp is read again.
             smp_rmb();

@@ -26,7 +26,8 @@ struct DevStats {
     key: Atomic<u64>,
     /// `vendor << 16 | device`, set by the CPU that claimed the slot.
     ident: Atomic<u32>,
-    calls: Atomic<u64>,
+    /// Every call lands in exactly one of the counters below, so the calls are their sum: no
+    /// counter of its own, which would be one more atomic operation (a call into C) per call.
     /// Rewritten to NC, by the MTYPE field before (raw 3-bit value).
     rewritten: [Atomic<u64>; 8],
     /// What audit mode saw enforce would rewrite, by the MTYPE field before.
@@ -40,11 +41,38 @@ impl DevStats {
         DevStats {
             key: Atomic::new(FREE),
             ident: Atomic::new(0),
-            calls: Atomic::new(0),
             rewritten: [const { Atomic::new(0) }; 8],
             would_rewrite: [const { Atomic::new(0) }; 8],
             skipped: [const { Atomic::new(0) }; Skip::COUNT],
         }
+    }
+
+    /// The counters, read one by one (not an atomic snapshot).
+    fn counts(&self) -> Counts {
+        let load = |c: &Atomic<u64>| c.load(Relaxed);
+        Counts {
+            rewritten: self.rewritten.each_ref().map(load),
+            would_rewrite: self.would_rewrite.each_ref().map(load),
+            skipped: self.skipped.each_ref().map(load),
+        }
+    }
+}
+
+/// A device's counters as read once: what one line or one `GET_STATS` reply shows, so that its
+/// `calls` is the sum of the counters beside it.
+struct Counts {
+    rewritten: [u64; 8],
+    would_rewrite: [u64; 8],
+    skipped: [u64; Skip::COUNT],
+}
+
+impl Counts {
+    fn calls(&self) -> u64 {
+        self.rewritten
+            .iter()
+            .chain(&self.would_rewrite)
+            .chain(&self.skipped)
+            .fold(0u64, |sum, &c| sum.wrapping_add(c))
     }
 }
 
@@ -79,7 +107,6 @@ fn slot_for(dev: Option<&DeviceId>) -> &'static DevStats {
 /// Counts one call: `before` is the MTYPE field amdgpu computed.
 pub(crate) fn record(dev: Option<&DeviceId>, before: u8, decision: Decision) {
     let s = slot_for(dev);
-    s.calls.add(1, Relaxed);
     let by_mtype = (before & 7) as usize;
     match decision {
         Decision::Rewrite(_) => s.rewritten[by_mtype].add(1, Relaxed),
@@ -89,20 +116,16 @@ pub(crate) fn record(dev: Option<&DeviceId>, before: u8, decision: Decision) {
 }
 
 fn write_slot(w: &mut SliceWriter<'_>, name: fmt::Arguments<'_>, s: &DevStats) -> fmt::Result {
-    write!(w, "{name} calls={}", s.calls.load(Relaxed))?;
+    let c = s.counts();
+    write!(w, "{name} calls={}", c.calls())?;
     for (i, m) in ["nc", "wc", "cc", "uc"].iter().enumerate() {
-        write!(w, " rewritten_{m}={}", s.rewritten[i].load(Relaxed))?;
+        write!(w, " rewritten_{m}={}", c.rewritten[i])?;
     }
     for (i, m) in ["nc", "wc", "cc", "uc"].iter().enumerate() {
-        write!(w, " would_rewrite_{m}={}", s.would_rewrite[i].load(Relaxed))?;
+        write!(w, " would_rewrite_{m}={}", c.would_rewrite[i])?;
     }
     for why in Skip::ALL {
-        write!(
-            w,
-            " skip_{}={}",
-            why.name(),
-            s.skipped[why as usize].load(Relaxed)
-        )?;
+        write!(w, " skip_{}={}", why.name(), c.skipped[why as usize])?;
     }
     w.write_str("\n")
 }
@@ -134,10 +157,10 @@ fn write_lines(w: &mut SliceWriter<'_>, limit: usize) -> usize {
         let (vendor, device) = (ident >> 16, ident & 0xffff);
         line(w, format_args!("{addr} {vendor:04x}:{device:04x}"), s);
     }
-    if TABLE[UNKNOWN_SLOT].calls.load(Relaxed) != 0 {
+    if TABLE[UNKNOWN_SLOT].counts().calls() != 0 {
         line(w, format_args!("unknown-device -"), &TABLE[UNKNOWN_SLOT]);
     }
-    if TABLE[OVERFLOW_SLOT].calls.load(Relaxed) != 0 {
+    if TABLE[OVERFLOW_SLOT].counts().calls() != 0 {
         line(w, format_args!("other-devices -"), &TABLE[OVERFLOW_SLOT]);
     }
     left_out
@@ -167,7 +190,7 @@ pub(crate) fn write_all(w: &mut SliceWriter<'_>) -> fmt::Result {
 /// them (devices, then unidentified, then overflow); false past the last.
 pub(crate) fn fill(out: &mut StatsArg) -> bool {
     let in_use = |&i: &usize| match i {
-        UNKNOWN_SLOT | OVERFLOW_SLOT => TABLE[i].calls.load(Relaxed) != 0,
+        UNKNOWN_SLOT | OVERFLOW_SLOT => TABLE[i].counts().calls() != 0,
         _ => TABLE[i].key.load(Relaxed) != FREE,
     };
     let Some(i) = (UNKNOWN_SLOT + 1..OVERFLOW_SLOT)
@@ -189,14 +212,13 @@ pub(crate) fn fill(out: &mut StatsArg) -> bool {
     out.device = ident as u16;
     out.skip_count = Skip::COUNT as u32;
     out.reserved = 0;
-    out.calls = s.calls.load(Relaxed);
-    for m in 0..4 {
-        out.rewritten[m] = s.rewritten[m].load(Relaxed);
-        out.would_rewrite[m] = s.would_rewrite[m].load(Relaxed);
-    }
+    let c = s.counts();
+    out.calls = c.calls();
+    out.rewritten.copy_from_slice(&c.rewritten[..4]);
+    out.would_rewrite.copy_from_slice(&c.would_rewrite[..4]);
     out.skipped = [0; abi::STATS_SKIP_SLOTS];
-    for (dst, src) in out.skipped.iter_mut().zip(s.skipped.iter()) {
-        *dst = src.load(Relaxed);
+    for (dst, src) in out.skipped.iter_mut().zip(c.skipped) {
+        *dst = src;
     }
     true
 }
