@@ -6,20 +6,61 @@ use std::io::Write;
 
 use anyhow::Result;
 use rdna1_mtype_shared::policy::{Policy, VmScope};
+use schemars::JsonSchema;
 use serde::Serialize;
 
-/// Version of the JSON schema of every command's output. Bump on any incompatible change
-/// (renamed or removed field, changed meaning); adding a field is compatible.
-pub const JSON_SCHEMA_VERSION: u32 = 1;
+use crate::module::params::LoadedModule;
 
-/// A policy in JSON, as `policy`, `apply` and `verify` documents carry it (docs/CLI.md).
-#[derive(Serialize, Debug, PartialEq, Eq)]
+/// Version of the JSON schema of every command's output. Bump on any incompatible change
+/// (renamed or removed field, changed meaning); adding a field is compatible. 2: one set of
+/// names across commands (`pci_address`, `vendor_id`/`device_id` as `"0x1002"`, lowercase
+/// snake_case values); docs/CLI.md, "JSON".
+pub const JSON_SCHEMA_VERSION: u32 = 2;
+
+/// A PCI id (vendor, device, subsystem) as JSON carries it: as sysfs prints it, `0x1002`.
+pub fn pci_id(id: u16) -> String {
+    format!("{id:#06x}")
+}
+
+/// A policy in JSON, as `policy`, `apply` and `verify` documents and status's `module` carry
+/// it (docs/CLI.md).
+#[derive(Serialize, JsonSchema, Debug, PartialEq, Eq)]
 pub struct PolicyJson {
+    /// `off`, `audit` or `enforce`.
+    #[schemars(extend("enum" = ["off", "audit", "enforce"]))]
     pub mode: &'static str,
+    /// `rdna1`, `gfx10`, or comma-separated PCI addresses (`0000:03:00.0`).
     pub scope: String,
+    /// `none`, or the classes on, comma-separated, in the order `coherent,uncached,uc_request`.
     pub classes: String,
     /// `compute` or `all`.
+    #[schemars(extend("enum" = ["compute", "all"]))]
     pub vm_scope: &'static str,
+}
+
+/// The module's `amdgpu_bo` layout as its parameters report it (`status`'s `module.layout`,
+/// `layout`'s `module` and `applied`).
+#[derive(Serialize, JsonSchema, Debug, PartialEq, Eq)]
+pub struct ModuleLayoutJson {
+    /// `size=N preferred_domains=N tbo=N flags=N`, or null: none in force.
+    pub value: Option<String>,
+    /// `unset` (no layout: no BO is classified, none modified) or `ok`.
+    #[schemars(extend("enum" = ["unset", "ok"]))]
+    pub status: &'static str,
+    /// Where it came from: `builtin` (the module's own copy of amdgpu_bo), `set` (written by
+    /// root, e.g. from BTF) or `none`.
+    #[schemars(extend("enum" = ["builtin", "set", "none"]))]
+    pub source: &'static str,
+}
+
+impl From<&LoadedModule> for ModuleLayoutJson {
+    fn from(m: &LoadedModule) -> Self {
+        ModuleLayoutJson {
+            value: m.bo_layout.map(|l| l.to_string()),
+            status: m.bo_layout_status.name(),
+            source: m.bo_layout_source.name(),
+        }
+    }
 }
 
 impl From<&Policy> for PolicyJson {
@@ -88,10 +129,14 @@ pub fn json<T: Serialize>(command: &str, body: &T, out: &mut impl Write) -> Resu
     Ok(())
 }
 
-#[derive(Serialize)]
-struct ErrorJson<'a> {
-    message: &'a str,
-    exit_code: u8,
+/// The `error` document: a command that failed under `--json` (docs/CLI.md, "Errors").
+#[derive(Serialize, JsonSchema)]
+pub struct ErrorJson<'a> {
+    /// The stderr line without `rdna1ctl: `: what failed, why, what to do.
+    pub message: &'a str,
+    /// The process's exit code (docs/CLI.md, "Exit codes").
+    #[schemars(range(min = 1, max = 5))]
+    pub exit_code: u8,
 }
 
 /// A failed command under `--json`: the `error` document (docs/CLI.md, "Errors").
@@ -114,7 +159,7 @@ mod tests {
         json("status", &B { x: 7 }, &mut v).unwrap();
         assert_eq!(
             String::from_utf8(v).unwrap(),
-            "{\"schema_version\":1,\"command\":\"status\",\"x\":7}\n"
+            "{\"schema_version\":2,\"command\":\"status\",\"x\":7}\n"
         );
     }
 
@@ -126,7 +171,7 @@ mod tests {
         set_root(None);
         assert_eq!(
             String::from_utf8(v).unwrap(),
-            "{\"schema_version\":1,\"command\":\"error\",\"root\":\"/mnt/x\",\
+            "{\"schema_version\":2,\"command\":\"error\",\"root\":\"/mnt/x\",\
              \"message\":\"no such thing\",\"exit_code\":2}\n"
         );
     }
