@@ -154,6 +154,22 @@ mod tests {
     }
 
     #[test]
+    fn policy_and_error_documents_match_their_schemas() {
+        let p = Policy {
+            mode: rdna1_mtype_shared::policy::Mode::Audit,
+            scope: rdna1_mtype_shared::policy::Scope::Rdna1,
+            classes: rdna1_mtype_shared::policy::Classes::DEFAULT,
+            vm_scope: VmScope::All,
+        };
+        crate::schema::assert_valid("policy", &PolicyJson::from(&p));
+        let e = ErrorJson {
+            message: "x",
+            exit_code: 4,
+        };
+        crate::schema::assert_valid("error", &e);
+    }
+
+    #[test]
     fn envelope_is_flat_and_versioned() {
         let mut v = Vec::new();
         json("status", &B { x: 7 }, &mut v).unwrap();

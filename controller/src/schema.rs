@@ -51,12 +51,28 @@ pub fn document<T: JsonSchema>(command: &'static str) -> (&'static str, Value) {
     (command, v)
 }
 
+/// Panics unless `body`, printed as the `command` document, is valid under its schema: for the
+/// documents the fixture runs of controller/tests/schema.rs cannot make (they need the
+/// module's device).
+#[cfg(test)]
+pub fn assert_valid<T: JsonSchema + serde::Serialize>(command: &'static str, body: &T) {
+    let mut out = Vec::new();
+    crate::output::json(command, body, &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let (_, schema) = document::<T>(command);
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{command}: {errors:?}\n{doc}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(JsonSchema)]
-    #[allow(dead_code)]
+    #[derive(JsonSchema, serde::Serialize)]
     struct B {
         x: u32,
         y: Option<String>,
@@ -78,5 +94,24 @@ mod tests {
             assert!(required.contains(&json!(k)), "{k} required: {s}");
         }
         assert!(!required.contains(&json!("root")), "{s}");
+        assert_valid("thing", &B { x: 1, y: None });
+    }
+
+    #[test]
+    #[should_panic(expected = "thing")]
+    fn an_invalid_document_is_refused() {
+        #[derive(serde::Serialize)]
+        struct Wrong {
+            x: &'static str,
+        }
+        impl JsonSchema for Wrong {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                "Wrong".into()
+            }
+            fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                B::json_schema(g)
+            }
+        }
+        assert_valid("thing", &Wrong { x: "1" });
     }
 }

@@ -248,6 +248,27 @@ mod tests {
     }
 
     #[test]
+    fn documents_match_their_schemas() {
+        let e = EventJson::from(&event(VmKind::Compute, BoClass::Memory, Skip::AlreadyNc));
+        crate::schema::assert_valid("event", &e);
+        let unknown = Event {
+            vm_kind: 9,
+            class: 99,
+            origin: 9,
+            dev_known: 0,
+            action: ACTION_REWRITE,
+            ..event(VmKind::Unknown, BoClass::Memory, Skip::AlreadyNc)
+        };
+        let doc = EventsJson {
+            events: vec![e, EventJson::from(&unknown)],
+            logged: 2,
+            lost: 0,
+        };
+        crate::schema::assert_valid("events", &doc);
+        crate::schema::assert_valid("events-lost", &EventsLostJson { lost: 3 });
+    }
+
+    #[test]
     fn vm_kind_and_the_new_classes_and_skips_by_name() {
         let e = event(VmKind::Compute, BoClass::CoherentSg, Skip::CoherentSg);
         let r = row(&e);

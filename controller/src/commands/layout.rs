@@ -187,4 +187,118 @@ mod tests {
         assert_eq!(crate::exit::code_of(&e), Code::NoModule);
         std::fs::remove_dir_all(root).unwrap();
     }
+
+    /// A copy of the rdna1-enforce fixture (module loaded, layout set, no module BTF) in a
+    /// directory of its own.
+    fn enforce_copy(name: &str) -> std::path::PathBuf {
+        fn copy(from: &std::path::Path, to: &std::path::Path) {
+            std::fs::create_dir_all(to).unwrap();
+            for e in std::fs::read_dir(from).unwrap() {
+                let e = e.unwrap();
+                let (src, dst) = (e.path(), to.join(e.file_name()));
+                match e.file_type().unwrap().is_dir() {
+                    true => copy(&src, &dst),
+                    false => {
+                        std::fs::copy(&src, &dst).unwrap();
+                    }
+                }
+            }
+        }
+        let root =
+            std::env::temp_dir().join(format!("rdna1ctl-layout-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/rdna1-enforce/sys/module");
+        copy(&fixture, &root.join("sys/module"));
+        root
+    }
+
+    fn run_on(root: &std::path::Path, json: bool, apply: bool) -> (Result<()>, String) {
+        let ctx = Ctx {
+            root: SysRoot::new(root.to_path_buf()),
+            json,
+        };
+        let mut v = Vec::new();
+        let r = run(&ctx, apply, &mut v);
+        (r, String::from_utf8(v).unwrap())
+    }
+
+    #[test]
+    fn without_btf_the_modules_layout_is_shown_and_said_unchecked() {
+        let root = enforce_copy("nobtf");
+        let (r, text) = run_on(&root, false, false);
+        r.unwrap();
+        assert!(text.contains("amdgpu_bo layout from BTF: none: "), "{text}");
+        assert!(text.contains("amdgpu is not loaded"), "{text}");
+        assert!(
+            text.contains("module's layout:           size=1336 preferred_domains=0 tbo=56 flags=1240 (ok, set)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("warning: not checked: without amdgpu's module BTF"),
+            "{text}"
+        );
+        // amdgpu loaded: then the kernel has no module BTF.
+        std::fs::create_dir_all(root.join("sys/module/amdgpu")).unwrap();
+        let (r, json) = run_on(&root, true, false);
+        r.unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert!(doc["btf"].is_null() && doc["matches"].is_null(), "{doc}");
+        assert!(
+            doc["btf_unavailable"]
+                .as_str()
+                .unwrap()
+                .contains("built without module BTF (CONFIG_DEBUG_INFO_BTF_MODULES)"),
+            "{doc}"
+        );
+        assert_eq!(doc["module"]["source"], "set");
+        // --apply has nothing to apply: refused, nothing written.
+        let before =
+            std::fs::read(root.join("sys/module/rdna1_mtype/parameters/bo_layout")).unwrap();
+        let (r, _) = run_on(&root, false, true);
+        let e = r.unwrap_err();
+        assert_eq!(crate::exit::code_of(&e), Code::Error);
+        assert!(
+            format!("{e}").contains("CONFIG_DEBUG_INFO_BTF_MODULES"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read(root.join("sys/module/rdna1_mtype/parameters/bo_layout")).unwrap(),
+            before
+        );
+        // Neither the module nor BTF: nothing to show.
+        std::fs::remove_dir_all(root.join("sys/module/rdna1_mtype")).unwrap();
+        let e = run_on(&root, false, false).0.unwrap_err();
+        assert_eq!(crate::exit::code_of(&e), Code::NoModule);
+        assert!(format!("{e}").contains("sudo modprobe rdna1_mtype"), "{e}");
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn with_btf_the_two_layouts_are_compared() {
+        let root = enforce_copy("cmp");
+        let btf = root.join("sys/kernel/btf");
+        std::fs::create_dir_all(&btf).unwrap();
+        // The fixture's module layout is size=1336 preferred_domains=0 tbo=56 flags=1240.
+        let same = rdna1_mtype_shared::bo::BoLayout::parse(
+            b"size=1336 preferred_domains=0 tbo=56 flags=1240",
+        )
+        .unwrap();
+        write_pair(&btf, same, true);
+        let (r, text) = run_on(&root, false, false);
+        r.unwrap();
+        assert!(
+            text.contains("the module's layout is this kernel's"),
+            "{text}"
+        );
+        let (_, json) = run_on(&root, true, false);
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(doc["matches"], true, "{doc}");
+        assert!(doc["btf_unavailable"].is_null());
+        let other = rdna1_mtype_shared::bo::BoLayout { size: 1344, ..same };
+        write_pair(&btf, other, true);
+        let (_, text) = run_on(&root, false, false);
+        assert!(text.contains("DIFFERS"), "{text}");
+        std::fs::remove_dir_all(root).unwrap();
+    }
 }

@@ -356,6 +356,14 @@ mod tests {
     }
 
     #[test]
+    fn the_document_matches_its_schema() {
+        let mut d = doc(LostJson::default(), 1);
+        d.pid_filter = Some(42);
+        d.counters = vec![CounterSetJson::of(&Default::default())];
+        crate::schema::assert_valid("verify", &d);
+    }
+
+    #[test]
     fn violations_are_listed_and_counted() {
         let t = text(&doc(LostJson::default(), 1));
         assert!(t.contains("lost:   none"), "{t}");
