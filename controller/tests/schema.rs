@@ -167,3 +167,89 @@ fn layout_apply_check_kernel_and_errors_are_valid() {
     );
     assert_eq!(v["basis"], "unreadable");
 }
+
+/// Documents printed but not yet described by a schema: being reworked on other branches, they
+/// join `commands::schemas` when they land (then leave this list).
+const PENDING: &[&str] = &["doctor", "report"];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every `json("NAME"` in the source: the documents rdna1ctl prints.
+fn printed_documents() -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut names = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (i, m) in text.match_indices("json(") {
+            let rest = text[i + m.len()..].trim_start();
+            let Some(rest) = rest.strip_prefix('"') else {
+                continue;
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '-' || *c == '_')
+                .collect();
+            if !name.is_empty() && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn every_printed_document_has_a_schema() {
+    let registered: Vec<&str> = rdna1ctl::commands::schemas()
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    let printed = printed_documents();
+    for name in ["status", "events-lost", "error", "verify", "doctor"] {
+        assert!(
+            printed.iter().any(|p| p == name),
+            "the scan finds {name}: {printed:?}"
+        );
+    }
+    let missing: Vec<&String> = printed
+        .iter()
+        .filter(|p| !registered.contains(&p.as_str()) && !PENDING.contains(&p.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "documents without a schema: {missing:?}: add each to commands::schemas (one line), \
+         then {REFRESH}"
+    );
+    let stale: Vec<&&str> = PENDING.iter().filter(|p| registered.contains(p)).collect();
+    assert!(
+        stale.is_empty(),
+        "{stale:?} have a schema now: remove them from PENDING"
+    );
+}
+
+/// doctor's document, once registered, is checked on its fixtures like the others.
+#[test]
+fn doctor_output_is_valid_once_registered() {
+    if !rdna1ctl::commands::schemas()
+        .iter()
+        .any(|(n, _)| *n == "doctor")
+    {
+        return;
+    }
+    for f in ["doctor-ok", "doctor-bad"] {
+        let (_, v) = run_json(&["--root", &fixture(f), "doctor"]);
+        assert_eq!(v["command"], "doctor", "{f}");
+    }
+}
