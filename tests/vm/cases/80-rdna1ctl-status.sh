@@ -4,6 +4,8 @@ mtype_down
 out=$(rdna1ctl status)
 echo "$out" | grep -q 'rdna1_mtype is not loaded' || fail "not-loaded: $out"
 echo "$out" | grep -q 'no AMD GPU found' || fail "gpus: $out"
+# The hook arms only with amdgpu loaded (an earlier case may have loaded it, or not).
+harness_up
 modprobe rdna1_mtype mode=enforce
 out=$(rdna1ctl status)
 echo "$out" | grep -q "rdna1_mtype $(cat /sys/module/rdna1_mtype/version) loaded" || fail "version: $out"
