@@ -154,6 +154,30 @@ mod tests {
     }
 
     #[test]
+    fn the_schemas_value_lists_are_the_shared_enums() {
+        use crate::schema::enum_values;
+        use rdna1_mtype_shared::bo::{LayoutSource, LayoutStatus};
+        use rdna1_mtype_shared::policy::Mode;
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let names = |v: &[&str]| sorted(v.iter().map(|s| s.to_string()).collect());
+        let p = |f: &str| sorted(enum_values::<PolicyJson>(&format!("/properties/{f}")));
+        assert_eq!(p("mode"), names(&Mode::ALL.map(Mode::name)));
+        assert_eq!(p("vm_scope"), names(&VmScope::ALL.map(VmScope::name)));
+        let l = |f: &str| sorted(enum_values::<ModuleLayoutJson>(&format!("/properties/{f}")));
+        assert_eq!(
+            l("status"),
+            names(&LayoutStatus::ALL.map(LayoutStatus::name))
+        );
+        assert_eq!(
+            l("source"),
+            names(&LayoutSource::ALL.map(LayoutSource::name))
+        );
+    }
+
+    #[test]
     fn policy_and_error_documents_match_their_schemas() {
         let p = Policy {
             mode: rdna1_mtype_shared::policy::Mode::Audit,

@@ -68,6 +68,20 @@ pub fn assert_valid<T: JsonSchema + serde::Serialize>(command: &'static str, bod
     assert!(errors.is_empty(), "{command}: {errors:?}\n{doc}");
 }
 
+/// The `enum` at `pointer` (`/properties/mode`) of `T`'s schema, as strings (`null` for
+/// null), for tests that hold a hand-written list to the shared enum it copies.
+#[cfg(test)]
+pub fn enum_values<T: JsonSchema>(pointer: &str) -> Vec<String> {
+    let (_, s) = document::<T>("test");
+    let list = s
+        .pointer(&format!("{pointer}/enum"))
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("no enum at {pointer}: {s}"));
+    list.iter()
+        .map(|v| v.as_str().unwrap_or("null").to_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,10 @@ fn committed_schemas_are_the_generated_ones() {
         let path = dir.join(format!("{name}.json"));
         let want = file_text(schema);
         if update {
-            std::fs::write(&path, &want).unwrap();
+            // Renamed into place: the other tests read these files meanwhile.
+            let tmp = dir.join(format!(".{name}.json.tmp"));
+            std::fs::write(&tmp, &want).unwrap();
+            std::fs::rename(&tmp, &path).unwrap();
         } else if std::fs::read_to_string(&path).ok().as_deref() != Some(want.as_str()) {
             stale.push(path.display().to_string());
         }

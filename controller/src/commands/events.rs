@@ -88,6 +88,7 @@ pub struct EventJson {
     pub action: &'static str,
     /// Why it kept the MTYPE (`keep` only): a reason of docs/ABI.md (`never_class`, ...);
     /// null for the other actions or a reason unknown to this rdna1ctl.
+    #[schemars(extend("enum" = ["mode_off", "device_unknown", "out_of_scope", "not_a_valid_page", "already_nc", "layout_unknown", "never_class", "class_not_enabled", "not_requested", "graphics_vm", "vm_unknown", "coherent_sg", null]))]
     pub skip_reason: Option<&'static str>,
 }
 
@@ -245,6 +246,41 @@ mod tests {
         assert_eq!(EventJson::from(&e).origin, Some("kernel_thread"));
         e.origin = 9;
         assert_eq!(EventJson::from(&e).origin, None);
+    }
+
+    #[test]
+    fn the_schemas_value_lists_are_the_shared_enums() {
+        use crate::schema::enum_values;
+        use rdna1_mtype_shared::abi::ORIGIN_TASK;
+        let names = |v: Vec<&str>, extra: &[&str]| {
+            let mut v: Vec<String> = v.into_iter().map(str::to_ascii_lowercase).collect();
+            v.extend(extra.iter().map(|s| s.to_string()));
+            v
+        };
+        let p = |f: &str| enum_values::<EventJson>(&format!("/properties/{f}"));
+        assert_eq!(
+            p("class"),
+            names(BoClass::ALL.map(BoClass::name).to_vec(), &["null"])
+        );
+        assert_eq!(
+            p("skip_reason"),
+            names(Skip::ALL.map(Skip::name).to_vec(), &["null"])
+        );
+        let mut kinds = names(VmKind::ALL.map(VmKind::name).to_vec(), &["null"]);
+        let mut got = p("vm_kind");
+        kinds.sort();
+        got.sort();
+        assert_eq!(got, kinds);
+        assert_eq!(
+            p("before"),
+            names(Mtype::ALL.map(Mtype::name).to_vec(), &[])
+        );
+        assert_eq!(p("written"), p("before"));
+        assert_eq!(
+            p("requested"),
+            names(VmMtype::ALL.map(VmMtype::name).to_vec(), &["other"])
+        );
+        assert_eq!(p("origin")[0], origin(ORIGIN_TASK).unwrap());
     }
 
     #[test]
