@@ -103,7 +103,9 @@ pub enum Command {
     /// next to the module's, and with --apply give it to the module (root only).
     ///
     /// The module classifies buffer objects (coherent, uncached, doorbell, ...) only with a
-    /// valid layout; without one it leaves every BO alone.
+    /// valid layout; without one it leaves every BO alone. Without module BTF
+    /// (CONFIG_DEBUG_INFO_BTF_MODULES) it shows the module's own layout and warns that it
+    /// cannot be checked against the running kernel (exit 0); --apply then refuses (exit 1).
     ///
     /// Example: `sudo rdna1ctl layout --apply`
     Layout {

@@ -6,20 +6,61 @@ use std::io::Write;
 
 use anyhow::Result;
 use rdna1_mtype_shared::policy::{Policy, VmScope};
+use schemars::JsonSchema;
 use serde::Serialize;
 
-/// Version of the JSON schema of every command's output. Bump on any incompatible change
-/// (renamed or removed field, changed meaning); adding a field is compatible.
-pub const JSON_SCHEMA_VERSION: u32 = 1;
+use crate::module::params::LoadedModule;
 
-/// A policy in JSON, as `policy`, `apply` and `verify` documents carry it (docs/CLI.md).
-#[derive(Serialize, Debug, PartialEq, Eq)]
+/// Version of the JSON schema of every command's output. Bump on any incompatible change
+/// (renamed or removed field, changed meaning); adding a field is compatible. 2: one set of
+/// names across commands (`pci_address`, `vendor_id`/`device_id` as `"0x1002"`, lowercase
+/// snake_case values); docs/CLI.md, "JSON".
+pub const JSON_SCHEMA_VERSION: u32 = 2;
+
+/// A PCI id (vendor, device, subsystem) as JSON carries it: as sysfs prints it, `0x1002`.
+pub fn pci_id(id: u16) -> String {
+    format!("{id:#06x}")
+}
+
+/// A policy in JSON, as `policy`, `apply` and `verify` documents and status's `module` carry
+/// it (docs/CLI.md).
+#[derive(Serialize, JsonSchema, Debug, PartialEq, Eq)]
 pub struct PolicyJson {
+    /// `off`, `audit` or `enforce`.
+    #[schemars(extend("enum" = ["off", "audit", "enforce"]))]
     pub mode: &'static str,
+    /// `rdna1`, `gfx10`, or comma-separated PCI addresses (`0000:03:00.0`).
     pub scope: String,
+    /// `none`, or the classes on, comma-separated, in the order `coherent,uncached,uc_request`.
     pub classes: String,
     /// `compute` or `all`.
+    #[schemars(extend("enum" = ["compute", "all"]))]
     pub vm_scope: &'static str,
+}
+
+/// The module's `amdgpu_bo` layout as its parameters report it (`status`'s `module.layout`,
+/// `layout`'s `module` and `applied`).
+#[derive(Serialize, JsonSchema, Debug, PartialEq, Eq)]
+pub struct ModuleLayoutJson {
+    /// `size=N preferred_domains=N tbo=N flags=N`, or null: none in force.
+    pub value: Option<String>,
+    /// `unset` (no layout: no BO is classified, none modified) or `ok`.
+    #[schemars(extend("enum" = ["unset", "ok"]))]
+    pub status: &'static str,
+    /// Where it came from: `builtin` (the module's own copy of amdgpu_bo), `set` (written by
+    /// root, e.g. from BTF) or `none`.
+    #[schemars(extend("enum" = ["builtin", "set", "none"]))]
+    pub source: &'static str,
+}
+
+impl From<&LoadedModule> for ModuleLayoutJson {
+    fn from(m: &LoadedModule) -> Self {
+        ModuleLayoutJson {
+            value: m.bo_layout.map(|l| l.to_string()),
+            status: m.bo_layout_status.name(),
+            source: m.bo_layout_source.name(),
+        }
+    }
 }
 
 impl From<&Policy> for PolicyJson {
@@ -88,10 +129,14 @@ pub fn json<T: Serialize>(command: &str, body: &T, out: &mut impl Write) -> Resu
     Ok(())
 }
 
-#[derive(Serialize)]
-struct ErrorJson<'a> {
-    message: &'a str,
-    exit_code: u8,
+/// The `error` document: a command that failed under `--json` (docs/CLI.md, "Errors").
+#[derive(Serialize, JsonSchema)]
+pub struct ErrorJson<'a> {
+    /// The stderr line without `rdna1ctl: `: what failed, why, what to do.
+    pub message: &'a str,
+    /// The process's exit code (docs/CLI.md, "Exit codes").
+    #[schemars(range(min = 1, max = 5))]
+    pub exit_code: u8,
 }
 
 /// A failed command under `--json`: the `error` document (docs/CLI.md, "Errors").
@@ -109,12 +154,52 @@ mod tests {
     }
 
     #[test]
+    fn the_schemas_value_lists_are_the_shared_enums() {
+        use crate::schema::enum_values;
+        use rdna1_mtype_shared::bo::{LayoutSource, LayoutStatus};
+        use rdna1_mtype_shared::policy::Mode;
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let names = |v: &[&str]| sorted(v.iter().map(|s| s.to_string()).collect());
+        let p = |f: &str| sorted(enum_values::<PolicyJson>(&format!("/properties/{f}")));
+        assert_eq!(p("mode"), names(&Mode::ALL.map(Mode::name)));
+        assert_eq!(p("vm_scope"), names(&VmScope::ALL.map(VmScope::name)));
+        let l = |f: &str| sorted(enum_values::<ModuleLayoutJson>(&format!("/properties/{f}")));
+        assert_eq!(
+            l("status"),
+            names(&LayoutStatus::ALL.map(LayoutStatus::name))
+        );
+        assert_eq!(
+            l("source"),
+            names(&LayoutSource::ALL.map(LayoutSource::name))
+        );
+    }
+
+    #[test]
+    fn policy_and_error_documents_match_their_schemas() {
+        let p = Policy {
+            mode: rdna1_mtype_shared::policy::Mode::Audit,
+            scope: rdna1_mtype_shared::policy::Scope::Rdna1,
+            classes: rdna1_mtype_shared::policy::Classes::DEFAULT,
+            vm_scope: VmScope::All,
+        };
+        crate::schema::assert_valid("policy", &PolicyJson::from(&p));
+        let e = ErrorJson {
+            message: "x",
+            exit_code: 4,
+        };
+        crate::schema::assert_valid("error", &e);
+    }
+
+    #[test]
     fn envelope_is_flat_and_versioned() {
         let mut v = Vec::new();
         json("status", &B { x: 7 }, &mut v).unwrap();
         assert_eq!(
             String::from_utf8(v).unwrap(),
-            "{\"schema_version\":1,\"command\":\"status\",\"x\":7}\n"
+            "{\"schema_version\":2,\"command\":\"status\",\"x\":7}\n"
         );
     }
 
@@ -126,7 +211,7 @@ mod tests {
         set_root(None);
         assert_eq!(
             String::from_utf8(v).unwrap(),
-            "{\"schema_version\":1,\"command\":\"error\",\"root\":\"/mnt/x\",\
+            "{\"schema_version\":2,\"command\":\"error\",\"root\":\"/mnt/x\",\
              \"message\":\"no such thing\",\"exit_code\":2}\n"
         );
     }

@@ -202,7 +202,7 @@ fn an_error_is_one_line_with_its_errno_once_and_a_json_document() {
     let out = text(&o.stdout);
     assert_eq!(out.lines().count(), 1, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["command"], "error");
     assert_eq!(v["exit_code"], 1);
     assert_eq!(v["root"], r);

@@ -82,7 +82,7 @@ fn apply_dry_run_prints_the_policy_and_touches_nothing() {
         "--dry-run",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["command"], "apply");
     assert_eq!(v["dry_run"], true);
     assert_eq!(v["policy"]["mode"], "audit");

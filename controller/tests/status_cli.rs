@@ -38,7 +38,7 @@ fn json(name: &str) -> Value {
     assert!(ok, "{name}: {err}");
     assert_eq!(out.lines().count(), 1, "one document on one line: {out}");
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["command"], "status");
     v
 }
@@ -109,13 +109,15 @@ fn rdna1_machine_in_enforce() {
     let gpus = v["gpus"].as_array().unwrap();
     assert_eq!(gpus.len(), 1);
     let g = &gpus[0];
-    assert_eq!(g["address"], "0000:03:00.0");
+    assert_eq!(g["pci_address"], "0000:03:00.0");
     assert_eq!(
         g["name"],
         "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]"
     );
-    assert_eq!(g["device_id"], "731f");
-    assert_eq!(g["subsystem"], "1da2:e411");
+    assert_eq!(g["vendor_id"], "0x1002");
+    assert_eq!(g["device_id"], "0x731f");
+    assert_eq!(g["subsystem_vendor_id"], "0x1da2");
+    assert_eq!(g["subsystem_device_id"], "0xe411");
     assert_eq!(g["gfx_target"], "gfx1010");
     assert_eq!(g["rdna1"], true);
     assert_eq!(g["driver"], "amdgpu");
@@ -151,7 +153,7 @@ fn rdna2_in_audit_under_gfx10() {
     assert_eq!(v["module"]["layout"]["status"], "unset");
     assert!(v["module"]["layout"]["value"].is_null());
     let g = &v["gpus"][0];
-    assert_eq!(g["device_id"], "73bf");
+    assert_eq!(g["device_id"], "0x73bf");
     assert_eq!(g["gfx_target"], "gfx1030", "from KFD topology");
     assert_eq!(g["rdna1"], false);
     assert!(g["chip"].is_null());
@@ -201,7 +203,7 @@ fn rdna1_next_to_other_gpus() {
         .iter()
         .map(|g| {
             (
-                g["address"].as_str().unwrap(),
+                g["pci_address"].as_str().unwrap(),
                 g["in_scope"].as_bool().unwrap(),
                 g["protected"].as_bool().unwrap(),
             )
@@ -216,7 +218,7 @@ fn rdna1_next_to_other_gpus() {
         ]
     );
     assert_eq!(
-        gpus[0]["subsystem"], "1002:0b36",
+        gpus[0]["subsystem_device_id"], "0x0b36",
         "ids below 0x1000 keep 4 digits"
     );
     assert_eq!(
@@ -295,7 +297,8 @@ fn without_pci_ids_the_chip_name_stands_in_and_unbound_is_said() {
     assert!(ok);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["gpus"][0]["name"], "navi14");
-    assert!(v["gpus"][0]["driver"].is_null() && v["gpus"][0]["subsystem"].is_null());
+    assert!(v["gpus"][0]["driver"].is_null() && v["gpus"][0]["subsystem_vendor_id"].is_null());
+    assert!(v["gpus"][0]["subsystem_device_id"].is_null());
     assert!(v["gpus"][0]["in_scope"].is_null(), "no module, no scope");
 }
 

@@ -9,13 +9,14 @@ use rdna1_mtype_shared::bo::BoLayout;
 use rdna1_mtype_shared::contract::{
     ParamType, ENUM_VALUES, FIELDS, HOOKED_SYMBOL, OLD_SIGNATURE_PARAM, PARAMS, SOURCE_VERIFIED,
 };
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::query::{self, Shape};
 
 /// What a verdict rests on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Basis {
     /// The kernel's own amdgpu BTF.
     Btf,
@@ -30,7 +31,7 @@ pub enum Basis {
 }
 
 /// What the check found. The kernel is hookable iff `problems` is empty.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct Verdict {
     /// What the verdict rests on.
     pub basis: Basis,

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use btf_rs::Btf;
 use rdna1_mtype_shared::btf_id;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::btf::layout::{AMDGPU_BTF, VMLINUX_BTF};
@@ -77,7 +78,7 @@ pub fn running_release(root: &SysRoot) -> Result<String> {
 }
 
 /// Where a kernel's BTF was read from.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Sources {
     /// The base (vmlinux) BTF: `/sys/kernel/btf/vmlinux` or the kernel image.
     pub base: PathBuf,

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use rdna1_mtype_shared::bo::{LayoutSource, BO_LAYOUT_BUILTIN, BO_LAYOUT_NONE};
 use rdna1_mtype_shared::policy::Policy;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::btf;
@@ -18,12 +19,16 @@ use crate::module::params::{self, ModuleState};
 use crate::output::{self, PolicyJson};
 use crate::Ctx;
 
-#[derive(Serialize)]
-struct ApplyJson {
+/// `rdna1ctl --json apply` (docs/CLI.md).
+#[derive(Serialize, JsonSchema)]
+pub struct ApplyJson {
+    /// The config file read.
     config: String,
+    /// `--dry-run`: checked, nothing set.
     dry_run: bool,
+    /// The policy set (read back from the module), or that would be set.
     policy: PolicyJson,
-    /// The layout written to the module, or null if left as it was.
+    /// The `bo_layout` value written (a layout, `builtin`, `none`), or null if left as it was.
     layout: Option<String>,
 }
 

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use anyhow::Result;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::btf::contract::{Basis, Verdict};
@@ -10,10 +11,14 @@ use crate::btf::{self, Sources};
 use crate::exit::Code;
 use crate::{output, Ctx};
 
-#[derive(Serialize)]
-struct CheckJson<'a> {
+/// `rdna1ctl --json check-kernel` (docs/CLI.md, check-kernel).
+#[derive(Serialize, JsonSchema)]
+pub struct CheckKernelJson<'a> {
+    /// The kernel release judged, as `uname -r` prints it.
     kver: &'a str,
+    /// The module can hook it (exit code 0; else 3).
     hookable: bool,
+    /// Where its BTF was read from; null when it was not.
     sources: Option<&'a Sources>,
     #[serde(flatten)]
     verdict: &'a Verdict,
@@ -27,7 +32,7 @@ pub fn run(ctx: &Ctx, kver: Option<&str>, out: &mut impl Write) -> Result<Code> 
     let (verdict, sources) = btf::assess(&ctx.root, &kver);
     let hookable = verdict.hookable();
     if ctx.json {
-        let doc = CheckJson {
+        let doc = CheckKernelJson {
             kver: &kver,
             hookable,
             sources: sources.as_ref(),

@@ -9,10 +9,11 @@ use rdna1_mtype_shared::abi::{
 };
 use rdna1_mtype_shared::pci::PciAddr;
 use rdna1_mtype_shared::pte::{Mtype, VmMtype};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::module::control::{self, cstr};
-use crate::output;
+use crate::output::{self, pci_id};
 use crate::Ctx;
 
 fn row(e: &Event) -> String {
@@ -48,8 +49,8 @@ fn row(e: &Event) -> String {
     )
 }
 
-/// One decision in JSON (docs/CLI.md).
-#[derive(Serialize, Debug)]
+/// One decision in JSON (docs/CLI.md): an element of `events`, or an `event` document.
+#[derive(Serialize, JsonSchema, Debug)]
 pub struct EventJson {
     pub seq: u64,
     /// Nanoseconds since boot (CLOCK_MONOTONIC).
@@ -59,23 +60,36 @@ pub struct EventJson {
     /// Whose pid and comm these are: "task" (a thread of the process that mapped), "vm_owner"
     /// (a kernel worker mapped for that process: its id and name), "kernel_thread" (a kernel
     /// worker whose VM's owner the module could not read); null if unknown to this rdna1ctl.
+    #[schemars(extend("enum" = ["task", "vm_owner", "kernel_thread", null]))]
     pub origin: Option<&'static str>,
-    /// PCI address, or null if the module could not identify the device.
-    pub device: Option<String>,
-    pub vendor: u16,
-    pub device_id: u16,
+    /// The GPU's PCI address (`0000:03:00.0`), or null if the module could not identify it.
+    pub pci_address: Option<String>,
+    /// PCI vendor id, `0x1002`.
+    pub vendor_id: String,
+    /// PCI device id, `0x731f`.
+    pub device_id: String,
     /// The kind of VM: compute, graphics or unknown (null if unknown to this rdna1ctl).
+    #[schemars(extend("enum" = ["compute", "graphics", "unknown", null]))]
     pub vm_kind: Option<&'static str>,
-    /// The MTYPE the mapping asked for (vm_flags): default, nc, wc, cc, uc, rw.
+    /// The MTYPE the mapping asked for (vm_flags).
+    #[schemars(extend("enum" = ["default", "nc", "wc", "cc", "uc", "rw", "other"]))]
     pub requested: String,
-    /// The MTYPE amdgpu computed (nc, wc, cc, uc).
+    /// The MTYPE amdgpu computed.
+    #[schemars(extend("enum" = ["nc", "wc", "cc", "uc", "rsvd"]))]
     pub before: String,
     /// The MTYPE in the PTE flags returned to amdgpu.
+    #[schemars(extend("enum" = ["nc", "wc", "cc", "uc", "rsvd"]))]
     pub written: String,
     /// The BO class, or null if unknown to this rdna1ctl.
+    #[schemars(extend("enum" = ["none", "memory", "coherent", "uncached", "never", "unknown", "kernel", "coherent_sg", null]))]
     pub class: Option<String>,
-    /// rewrite, would-rewrite, or keep:<reason>.
-    pub action: String,
+    /// What the module did: `rewrite` (to NC), `would_rewrite` (audit) or `keep`.
+    #[schemars(extend("enum" = ["rewrite", "would_rewrite", "keep"]))]
+    pub action: &'static str,
+    /// Why it kept the MTYPE (`keep` only): a reason of docs/ABI.md (`never_class`, ...);
+    /// null for the other actions or a reason unknown to this rdna1ctl.
+    #[schemars(extend("enum" = ["mode_off", "device_unknown", "out_of_scope", "not_a_valid_page", "already_nc", "layout_unknown", "never_class", "class_not_enabled", "not_requested", "graphics_vm", "vm_unknown", "coherent_sg", null]))]
+    pub skip_reason: Option<&'static str>,
 }
 
 fn origin(o: u8) -> Option<&'static str> {
@@ -87,6 +101,7 @@ fn origin(o: u8) -> Option<&'static str> {
     }
 }
 
+/// The text form's ACTION column.
 fn action(e: &Event) -> String {
     match (e.action, e.skip_reason()) {
         (ACTION_REWRITE, _) => "rewrite".to_owned(),
@@ -104,9 +119,9 @@ impl From<&Event> for EventJson {
             pid: e.pid,
             comm: cstr(&e.comm),
             origin: origin(e.origin),
-            device: (e.dev_known != 0).then(|| PciAddr::from_raw(e.dev_addr).to_string()),
-            vendor: e.vendor,
-            device_id: e.device,
+            pci_address: (e.dev_known != 0).then(|| PciAddr::from_raw(e.dev_addr).to_string()),
+            vendor_id: pci_id(e.vendor),
+            device_id: pci_id(e.device),
             vm_kind: e.vm().map(|k| k.name()),
             requested: VmMtype::from_vm_flags(e.vm_flags)
                 .name()
@@ -114,13 +129,19 @@ impl From<&Event> for EventJson {
             before: Mtype::from_bits(e.before).name().to_ascii_lowercase(),
             written: Mtype::from_bits(e.written).name().to_ascii_lowercase(),
             class: e.bo_class().map(|c| c.name().to_owned()),
-            action: action(e),
+            action: match e.action {
+                ACTION_REWRITE => "rewrite",
+                ACTION_WOULD_REWRITE => "would_rewrite",
+                _ => "keep",
+            },
+            skip_reason: e.skip_reason().map(|w| w.name()),
         }
     }
 }
 
-#[derive(Serialize)]
-struct EventsJson {
+/// `rdna1ctl --json events` (without `--follow`).
+#[derive(Serialize, JsonSchema)]
+pub struct EventsJson {
     events: Vec<EventJson>,
     /// Events logged since the module loaded (the cursor after the last one read).
     logged: u64,
@@ -128,8 +149,9 @@ struct EventsJson {
     lost: u64,
 }
 
-#[derive(Serialize)]
-struct LostJson {
+/// `events --follow --json`'s `events-lost` line: events overwritten before they were read.
+#[derive(Serialize, JsonSchema)]
+pub struct EventsLostJson {
     lost: u64,
 }
 
@@ -153,7 +175,7 @@ pub fn run(ctx: &Ctx, follow: bool, out: &mut impl Write) -> Result<()> {
                     "-- {dropped} events lost (overwritten before they were read)"
                 )?;
             } else if follow {
-                output::json("events-lost", &LostJson { lost: dropped }, out)?;
+                output::json("events-lost", &EventsLostJson { lost: dropped }, out)?;
             }
             lost += dropped;
         }
@@ -227,6 +249,62 @@ mod tests {
     }
 
     #[test]
+    fn the_schemas_value_lists_are_the_shared_enums() {
+        use crate::schema::enum_values;
+        use rdna1_mtype_shared::abi::ORIGIN_TASK;
+        let names = |v: Vec<&str>, extra: &[&str]| {
+            let mut v: Vec<String> = v.into_iter().map(str::to_ascii_lowercase).collect();
+            v.extend(extra.iter().map(|s| s.to_string()));
+            v
+        };
+        let p = |f: &str| enum_values::<EventJson>(&format!("/properties/{f}"));
+        assert_eq!(
+            p("class"),
+            names(BoClass::ALL.map(BoClass::name).to_vec(), &["null"])
+        );
+        assert_eq!(
+            p("skip_reason"),
+            names(Skip::ALL.map(Skip::name).to_vec(), &["null"])
+        );
+        let mut kinds = names(VmKind::ALL.map(VmKind::name).to_vec(), &["null"]);
+        let mut got = p("vm_kind");
+        kinds.sort();
+        got.sort();
+        assert_eq!(got, kinds);
+        assert_eq!(
+            p("before"),
+            names(Mtype::ALL.map(Mtype::name).to_vec(), &[])
+        );
+        assert_eq!(p("written"), p("before"));
+        assert_eq!(
+            p("requested"),
+            names(VmMtype::ALL.map(VmMtype::name).to_vec(), &["other"])
+        );
+        assert_eq!(p("origin")[0], origin(ORIGIN_TASK).unwrap());
+    }
+
+    #[test]
+    fn documents_match_their_schemas() {
+        let e = EventJson::from(&event(VmKind::Compute, BoClass::Memory, Skip::AlreadyNc));
+        crate::schema::assert_valid("event", &e);
+        let unknown = Event {
+            vm_kind: 9,
+            class: 99,
+            origin: 9,
+            dev_known: 0,
+            action: ACTION_REWRITE,
+            ..event(VmKind::Unknown, BoClass::Memory, Skip::AlreadyNc)
+        };
+        let doc = EventsJson {
+            events: vec![e, EventJson::from(&unknown)],
+            logged: 2,
+            lost: 0,
+        };
+        crate::schema::assert_valid("events", &doc);
+        crate::schema::assert_valid("events-lost", &EventsLostJson { lost: 3 });
+    }
+
+    #[test]
     fn vm_kind_and_the_new_classes_and_skips_by_name() {
         let e = event(VmKind::Compute, BoClass::CoherentSg, Skip::CoherentSg);
         let r = row(&e);
@@ -237,7 +315,19 @@ mod tests {
         let j = serde_json::to_value(EventJson::from(&e)).unwrap();
         assert_eq!(j["vm_kind"], "compute");
         assert_eq!(j["class"], "coherent_sg");
-        assert_eq!(j["action"], "keep:coherent_sg");
+        assert_eq!(
+            (j["action"].as_str(), j["skip_reason"].as_str()),
+            (Some("keep"), Some("coherent_sg"))
+        );
+        assert_eq!(j["pci_address"], "0000:03:00.0");
+        assert_eq!(
+            (j["vendor_id"].as_str(), j["device_id"].as_str()),
+            (Some("0x1002"), Some("0x731f"))
+        );
+        assert_eq!(
+            (j["before"].as_str(), j["requested"].as_str()),
+            (Some("uc"), Some("uc"))
+        );
         let e = event(VmKind::Graphics, BoClass::Kernel, Skip::NeverClass);
         let j = serde_json::to_value(EventJson::from(&e)).unwrap();
         assert_eq!(
@@ -251,6 +341,15 @@ mod tests {
         assert!(row(&e).contains(" ?        UC "), "{}", row(&e));
         let j = serde_json::to_value(EventJson::from(&e)).unwrap();
         assert!(j["vm_kind"].is_null());
-        assert_eq!(j["action"], "keep:class_not_enabled");
+        assert_eq!(j["action"], "keep");
+        assert_eq!(j["skip_reason"], "class_not_enabled");
+        let e = Event {
+            action: ACTION_WOULD_REWRITE,
+            dev_known: 0,
+            ..e
+        };
+        let j = serde_json::to_value(EventJson::from(&e)).unwrap();
+        assert_eq!(j["action"], "would_rewrite");
+        assert!(j["skip_reason"].is_null() && j["pci_address"].is_null());
     }
 }

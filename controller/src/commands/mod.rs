@@ -21,6 +21,26 @@ use crate::cli::{Cli, Command, PolicyArgs};
 use crate::exit::Code;
 use crate::Ctx;
 
+/// Every JSON document rdna1ctl prints, by its `command` value, with its JSON Schema: what
+/// docs/schema/NAME.json holds (controller/tests/schema.rs regenerates and compares them, and
+/// validates real output against them). A new document is one line here: its body type
+/// derives `serde::Serialize` and `schemars::JsonSchema`.
+pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
+    use crate::schema::document as doc;
+    vec![
+        doc::<crate::output::PolicyJson>("policy"),
+        doc::<apply::ApplyJson>("apply"),
+        doc::<check_kernel::CheckKernelJson<'static>>("check-kernel"),
+        doc::<events::EventsJson>("events"),
+        doc::<events::EventJson>("event"),
+        doc::<events::EventsLostJson>("events-lost"),
+        doc::<layout::LayoutJson>("layout"),
+        doc::<status::StatusJson>("status"),
+        doc::<verify::VerifyJson>("verify"),
+        doc::<crate::output::ErrorJson<'static>>("error"),
+    ]
+}
+
 /// Runs `command`; its exit code, or the error `main` prints.
 pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
     match command {

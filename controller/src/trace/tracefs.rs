@@ -318,7 +318,7 @@ impl CpuReader {
 }
 
 /// Ring-buffer losses of one CPU.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Lost {
     pub overrun: u64,
     pub commit_overrun: u64,

@@ -32,7 +32,7 @@ rdna1ctl enable --scope gfx10 >/tmp/out
 grep -q '^mode:    enforce' /tmp/out || fail "enable output: $(cat /tmp/out)"
 eq "$(cat $PARAMS/mode)" enforce "mode after enable"
 eq "$(cat $PARAMS/scope)" gfx10 "scope after enable"
-eq "$(rdna1ctl --json disable)" '{"schema_version":1,"command":"policy","mode":"off","scope":"gfx10","classes":"coherent","vm_scope":"compute"}' "disable --json"
+eq "$(rdna1ctl --json disable)" '{"schema_version":2,"command":"policy","mode":"off","scope":"gfx10","classes":"coherent","vm_scope":"compute"}' "disable --json"
 eq "$(cat $PARAMS/mode)" off "mode after disable"
 
 # Bad values never reach the module.
@@ -80,9 +80,11 @@ call "$REQ_UC" doorbell "$IN" >/dev/null
 rdna1ctl events >/tmp/out
 grep -q 'CC .*NC .*memory .*rewrite' /tmp/out || fail "events text: $(cat /tmp/out)"
 rdna1ctl --json events >/tmp/out
-grep -q '"requested":"cc","before":"cc","written":"nc","class":"memory","action":"rewrite"' /tmp/out ||
+grep -q '"requested":"cc","before":"cc","written":"nc","class":"memory","action":"rewrite","skip_reason":null' /tmp/out ||
 	fail "events json: $(cat /tmp/out)"
-grep -q '"class":"never","action":"keep:never_class"' /tmp/out || fail "doorbell keep event: $(cat /tmp/out)"
+grep -q '"pci_address":"0000:03:00.0","vendor_id":"0x1002","device_id":"0x[0-9a-f]\{4\}"' /tmp/out ||
+	fail "events json ids: $(cat /tmp/out)"
+grep -q '"class":"never","action":"keep","skip_reason":"never_class"' /tmp/out || fail "doorbell keep event: $(cat /tmp/out)"
 exits 4 as_nobody rdna1ctl events
 chmod "$rootmode" /
 rmmod rdna1_mtype

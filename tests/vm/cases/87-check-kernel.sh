@@ -15,7 +15,7 @@ if [ -e /sys/kernel/btf/amdgpu ]; then
 	truth=$(cat /sys/kernel/debug/rdna1_mtype_harness/layout)
 	rdna1ctl check-kernel | grep -q "$truth" || fail "check-kernel's layout is not $truth: $(rdna1ctl check-kernel)"
 else
-	echo "$out" | grep -q '"basis":"verified-source"' || fail "basis without module BTF: $out"
+	echo "$out" | grep -q '"basis":"verified_source"' || fail "basis without module BTF: $out"
 fi
 doc=$(rdna1ctl doctor --json) || true
 echo "$doc" | grep -q '{"id":"kernel.contract","status":"ok"' || fail "doctor kernel.contract: $doc"

@@ -50,7 +50,7 @@ verify_bg --json verify --duration 4
 inject "start=256 end=260 flags=0x67 nptes=4 incr=4096 pid=$$ vm_ctx=7"
 inject "start=300 end=302 flags=0x67 nptes=2 incr=4096 pid=$$ vm_ctx=7"
 verify_end 0
-has "\"device\":\"0000:03:00.0\",\"attribution\":\"module-events\",\"in_scope\":true,\"pid\":$$,\"comm\":\"sh\",\"updates\":2,\"ptes\":{\"nc\":6,\"wc\":0,\"cc\":0,\"uc\":0,\"reserved\":0}"
+has "\"pci_addresses\":[\"0000:03:00.0\"],\"attribution\":\"module_events\",\"in_scope\":true,\"pid\":$$,\"comm\":\"sh\",\"updates\":2,\"ptes\":{\"nc\":6,\"wc\":0,\"cc\":0,\"uc\":0,\"reserved\":0}"
 has "\"stale_removed\":[\"rdna1ctl-verify-999999\"]"
 has '"violations":0,'
 has '"result":"ok"'
@@ -60,7 +60,7 @@ has '"result":"ok"'
 verify_bg --json verify --duration 4
 inject "start=512 end=513 flags=$UC nptes=1 incr=4096 pid=$$ vm_ctx=9"
 verify_end 3
-has "\"listed\":[{\"pid\":$$,\"comm\":\"sh\",\"device\":\"0000:03:00.0\",\"vm_ctx\":9,\"start\":512,\"end\":513,\"ptes\":1,\"flags\":\"0x3000000000067\",\"mtype\":\"UC\"}]"
+has "\"listed\":[{\"pid\":$$,\"comm\":\"sh\",\"pci_addresses\":[\"0000:03:00.0\"],\"vm_ctx\":9,\"start\":512,\"end\":513,\"ptes\":1,\"flags\":\"0x3000000000067\",\"mtype\":\"uc\"}]"
 has '"violations":1,'
 has '"result":"violations"'
 

@@ -1,21 +1,23 @@
-//! `rdna1ctl --json status`: one document, schema in docs/CLI.md (status). Ids are lowercase hex
-//! strings as lspci prints them; anything unknown is `null`, never omitted.
+//! `rdna1ctl --json status`: one document, schema in docs/CLI.md (status) and
+//! docs/schema/status.json. Ids are lowercase hex strings as sysfs prints them (`0x1002`);
+//! anything unknown is `null`, never omitted.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::Result;
-use rdna1_mtype_shared::abi::{StatsArg, STATS_DEVICE, STATS_OTHER_DEVICES};
-use rdna1_mtype_shared::pci::PciAddr;
-use rdna1_mtype_shared::policy::Skip;
+use rdna1_mtype_shared::devices::PCI_VENDOR_AMD;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{Check, Counters, GpuReport, Report};
+use crate::module::counters::CounterSetJson;
 use crate::module::params::ModuleState;
 use crate::module::verdict::Reason;
+use crate::output::{pci_id, ModuleLayoutJson};
 
-#[derive(Serialize)]
-struct Body {
+/// `rdna1ctl --json status` (docs/CLI.md, status).
+#[derive(Serialize, JsonSchema)]
+pub struct StatusJson {
     module: Module,
     gpus: Vec<Gpu>,
     stats: Stats,
@@ -23,10 +25,12 @@ struct Body {
     check: Option<CheckJson>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct CheckJson {
+    /// Every in-scope RDNA1 GPU is protected, and there is one (exit code 0; else 3).
     passed: bool,
-    /// In-scope RDNA1 GPUs not protected (addresses); empty when passed or when there is none.
+    /// PCI addresses of the in-scope RDNA1 GPUs not protected; empty when passed or when
+    /// there is none.
     unprotected: Vec<String>,
     /// The verdict in words, as the text's `check:` line.
     message: String,
@@ -45,19 +49,26 @@ impl From<&Check> for CheckJson {
     }
 }
 
-#[derive(Serialize, Default)]
+/// The module; when it is not loaded every field but `loaded` is null.
+#[derive(Serialize, JsonSchema, Default)]
 struct Module {
+    /// `/sys/module/rdna1_mtype` exists.
     loaded: bool,
     version: Option<String>,
+    /// GET_VERSION's answer; null when the device cannot be opened (not root, no node).
     abi_version: Option<u32>,
+    /// `off`, `audit` or `enforce`.
+    #[schemars(extend("enum" = ["off", "audit", "enforce", null]))]
     mode: Option<&'static str>,
     scope: Option<String>,
     classes: Option<String>,
     /// `compute` or `all`.
+    #[schemars(extend("enum" = ["compute", "all", null]))]
     vm_scope: Option<&'static str>,
     /// The module has no VM scope (ABI 1): it changes every VM.
     predates_vm_scope: Option<bool>,
-    layout: Option<Layout>,
+    layout: Option<ModuleLayoutJson>,
+    /// The hook is registered.
     armed: Option<bool>,
     /// Why the hook could not be armed, if it could not.
     arm_error: Option<String>,
@@ -67,94 +78,51 @@ struct Module {
     missed: Option<u64>,
 }
 
-#[derive(Serialize)]
-struct Layout {
-    /// Where the module's layout came from: `builtin` (its own copy of amdgpu_bo), `set`
-    /// (written by root, e.g. from BTF) or `none`.
-    source: &'static str,
-    status: &'static str,
-    value: Option<String>,
-}
-
-#[derive(Serialize)]
+/// One AMD GPU and the verdict on it.
+#[derive(Serialize, JsonSchema)]
 struct Gpu {
-    address: String,
+    /// `0000:03:00.0`.
+    pci_address: String,
     name: Option<String>,
+    /// `0x1002`.
     vendor_id: String,
+    /// `0x731f`.
     device_id: String,
-    subsystem: Option<String>,
+    /// The board's vendor id (sysfs `subsystem_vendor`), or null.
+    subsystem_vendor_id: Option<String>,
+    /// The board's device id (sysfs `subsystem_device`), or null.
+    subsystem_device_id: Option<String>,
+    /// `gfx1010`, or null when unknown.
     gfx_target: Option<String>,
     rdna1: bool,
+    /// `navi10`, `navi12`, `navi14` for RDNA1, else null.
     chip: Option<&'static str>,
+    /// The bound driver.
     driver: Option<String>,
+    /// Under the module's scope; null when it is not loaded.
     in_scope: Option<bool>,
+    /// True exactly when `reason_codes` is empty.
     protected: bool,
     /// Which VMs are protected when `protected`: `compute` or `all`; else null.
+    #[schemars(extend("enum" = ["compute", "all", null]))]
     protected_vms: Option<&'static str>,
+    /// The reasons in words, `; `-separated; null when protected.
     reason: Option<String>,
+    /// Why not protected, as stable codes (docs/CLI.md); empty when protected.
     reason_codes: Vec<&'static str>,
-    stats: Option<Set>,
+    /// This GPU's counter set; null if none or unreadable.
+    stats: Option<CounterSetJson>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Stats {
     /// `read`, `no_module`, `need_root` or `unavailable`.
+    #[schemars(extend("enum" = ["read", "no_module", "need_root", "unavailable"]))]
     status: &'static str,
+    /// Why not `read`, with what to do.
     error: Option<String>,
     /// Counter sets not matched to a listed GPU.
-    other: Vec<Set>,
-}
-
-#[derive(Serialize)]
-struct Set {
-    kind: &'static str,
-    address: Option<String>,
-    vendor_id: String,
-    device_id: String,
-    calls: u64,
-    rewritten: ByMtype,
-    would_rewrite: ByMtype,
-    /// Every skip reason by its stable name (`Skip::name`), zeros included.
-    skipped: BTreeMap<&'static str, u64>,
-}
-
-#[derive(Serialize)]
-struct ByMtype {
-    wc: u64,
-    cc: u64,
-    uc: u64,
-}
-
-impl ByMtype {
-    /// The counters are indexed by the MTYPE before: NC, WC, CC, UC (NC is never rewritten).
-    fn of(c: &[u64; 4]) -> ByMtype {
-        ByMtype {
-            wc: c[1],
-            cc: c[2],
-            uc: c[3],
-        }
-    }
-}
-
-fn set(s: &StatsArg) -> Set {
-    let (kind, address) = match s.kind {
-        STATS_DEVICE => ("device", Some(PciAddr::from_raw(s.addr).to_string())),
-        STATS_OTHER_DEVICES => ("other_devices", None),
-        _ => ("unidentified", None),
-    };
-    Set {
-        kind,
-        address,
-        vendor_id: format!("{:04x}", s.vendor),
-        device_id: format!("{:04x}", s.device),
-        calls: s.calls,
-        rewritten: ByMtype::of(&s.rewritten),
-        would_rewrite: ByMtype::of(&s.would_rewrite),
-        skipped: Skip::ALL
-            .iter()
-            .map(|&w| (w.name(), s.skipped.get(w as usize).copied().unwrap_or(0)))
-            .collect(),
-    }
+    other: Vec<CounterSetJson>,
 }
 
 fn module(r: &Report) -> Module {
@@ -170,11 +138,7 @@ fn module(r: &Report) -> Module {
         classes: Some(m.classes.to_string()),
         vm_scope: Some(m.vm_scope.name()),
         predates_vm_scope: Some(m.predates_vm_scope),
-        layout: Some(Layout {
-            source: m.bo_layout_source.name(),
-            status: m.bo_layout_status.name(),
-            value: m.bo_layout.map(|l| l.to_string()),
-        }),
+        layout: Some(m.into()),
         armed: Some(m.armed),
         arm_error: m.arm_error.clone(),
         rejected: Some(m.rejected),
@@ -185,11 +149,12 @@ fn module(r: &Report) -> Module {
 fn gpu(g: &GpuReport) -> Gpu {
     let v = &g.verdict;
     Gpu {
-        address: g.gpu.address.clone(),
+        pci_address: g.gpu.address.clone(),
         name: g.gpu.name.clone(),
-        vendor_id: "1002".into(),
-        device_id: format!("{:04x}", g.gpu.device_id),
-        subsystem: g.gpu.subsystem.map(|(v, d)| format!("{v:04x}:{d:04x}")),
+        vendor_id: pci_id(PCI_VENDOR_AMD),
+        device_id: pci_id(g.gpu.device_id),
+        subsystem_vendor_id: g.gpu.subsystem.map(|(v, _)| pci_id(v)),
+        subsystem_device_id: g.gpu.subsystem.map(|(_, d)| pci_id(d)),
         gfx_target: g.gpu.gfx_target.clone(),
         rdna1: g.gpu.rdna1.is_some(),
         chip: g.gpu.rdna1.map(|c| c.name()),
@@ -205,7 +170,7 @@ fn gpu(g: &GpuReport) -> Gpu {
                 .join("; ")
         }),
         reason_codes: v.reasons.iter().map(Reason::code).collect(),
-        stats: g.stats.as_ref().map(set),
+        stats: g.stats.as_ref().map(CounterSetJson::of),
     }
 }
 
@@ -218,7 +183,7 @@ fn stats(c: &Counters) -> Stats {
             Vec::new(),
         ),
         Counters::Unavailable(e) => ("unavailable", Some(e.clone()), Vec::new()),
-        Counters::Read(rest) => ("read", None, rest.iter().map(set).collect()),
+        Counters::Read(rest) => ("read", None, rest.iter().map(CounterSetJson::of).collect()),
     };
     Stats {
         status,
@@ -228,7 +193,7 @@ fn stats(c: &Counters) -> Stats {
 }
 
 pub fn write(r: &Report, check: Option<&Check>, out: &mut impl Write) -> Result<()> {
-    let body = Body {
+    let body = StatusJson {
         module: module(r),
         gpus: r.gpus.iter().map(gpu).collect(),
         stats: stats(&r.counters),
@@ -242,6 +207,8 @@ mod tests {
     use super::*;
     use crate::commands::status::tests::set as stats_set;
     use crate::gpus::tests::gpu as gpu_at;
+    use rdna1_mtype_shared::abi::{STATS_DEVICE, STATS_OTHER_DEVICES};
+    use rdna1_mtype_shared::policy::Skip;
     use serde_json::Value;
 
     fn doc(r: &Report) -> Value {
@@ -280,8 +247,13 @@ mod tests {
             assert!(d["module"][k].is_null(), "{k}: {d}");
         }
         let g = &d["gpus"][0];
-        assert_eq!(g["device_id"], "731f");
-        assert_eq!(g["subsystem"], "1da2:e411");
+        assert_eq!(g["pci_address"], "0000:03:00.0");
+        assert_eq!(
+            (g["vendor_id"].as_str(), g["device_id"].as_str()),
+            (Some("0x1002"), Some("0x731f"))
+        );
+        assert_eq!(g["subsystem_vendor_id"], "0x1da2");
+        assert_eq!(g["subsystem_device_id"], "0xe411");
         assert_eq!(g["chip"], "navi10");
         assert_eq!(g["rdna1"], true);
         assert!(g["driver"].is_null() && g["in_scope"].is_null() && g["stats"].is_null());
@@ -309,7 +281,7 @@ mod tests {
         let d = doc(&r);
         let st = &d["gpus"][0]["stats"];
         assert_eq!(st["kind"], "device");
-        assert_eq!(st["address"], "0000:03:00.0");
+        assert_eq!(st["pci_address"], "0000:03:00.0");
         assert_eq!(st["calls"], 12);
         assert_eq!(
             st["rewritten"],
@@ -319,6 +291,6 @@ mod tests {
         assert_eq!(st["skipped"].as_object().unwrap().len(), Skip::COUNT);
         assert_eq!(d["stats"]["status"], "read");
         assert_eq!(d["stats"]["other"][0]["kind"], "other_devices");
-        assert!(d["stats"]["other"][0]["address"].is_null());
+        assert!(d["stats"]["other"][0]["pci_address"].is_null());
     }
 }

@@ -6,6 +6,8 @@
 mod json;
 mod render;
 
+pub use json::StatusJson;
+
 use std::io::Write;
 use std::path::Path;
 

@@ -10,17 +10,22 @@ use std::fs;
 use rdna1_mtype_shared::abi::{Event, StatsArg, STATS_DEVICE};
 use rdna1_mtype_shared::pci::{DeviceId, PciAddr};
 use rdna1_mtype_shared::policy::Scope;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::sysroot::SysRoot;
 
 /// How a pid's device was found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Source {
+    /// The module's event log: the devices of its logged decisions for the process.
     ModuleEvents,
+    /// The `drm-pdev:` lines of the process's DRM fds.
     Fdinfo,
+    /// The only device in the module's counters.
     OnlyDevice,
+    /// None of these: the updates may be for any device the module has seen.
     Unattributed,
 }
 
@@ -35,6 +40,7 @@ pub struct Attribution {
 
 impl Attribution {
     /// The table's DEVICE column.
+    #[cfg(test)]
     pub fn label(&self) -> String {
         if self.source == Source::Unattributed {
             return "unattributed".to_owned();

@@ -11,13 +11,15 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use rdna1_mtype_shared::abi::{Event, StatsArg, ACTION_KEEP, STATS_DEVICE, STATS_UNKNOWN_DEVICE};
+use rdna1_mtype_shared::abi::{Event, StatsArg, ACTION_KEEP};
 use rdna1_mtype_shared::pci::PciAddr;
 use rdna1_mtype_shared::policy::{Mode, Policy, Skip, VmKind, VmScope};
 use rdna1_mtype_shared::pte::Mtype;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::attribution::{Attributor, Source};
+use crate::module::counters::CounterSetJson;
 use crate::sysroot::SysRoot;
 use crate::trace::decode::Update;
 
@@ -30,6 +32,17 @@ pub const MAX_LISTED: usize = 100;
 pub const KEEP_GRACE_NS: u64 = 2_000_000_000;
 
 const MTYPES: [Mtype; 5] = [Mtype::Nc, Mtype::Wc, Mtype::Cc, Mtype::Uc, Mtype::Reserved];
+
+/// An MTYPE as JSON names it: lowercase, like every value.
+fn mtype_json(m: Mtype) -> &'static str {
+    match m {
+        Mtype::Nc => "nc",
+        Mtype::Wc => "wc",
+        Mtype::Cc => "cc",
+        Mtype::Uc => "uc",
+        Mtype::Reserved => "rsvd",
+    }
+}
 
 fn mtype_index(m: Mtype) -> usize {
     match m {
@@ -144,22 +157,27 @@ impl Collector {
 }
 
 /// One listed violation (or, in off/audit, would-be violation).
-#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, JsonSchema, Debug, Clone, PartialEq, Eq)]
 pub struct ViolationJson {
     pub pid: i32,
+    /// The process's name, or null if it exited before verify read it.
     pub comm: Option<String>,
-    pub device: String,
+    /// The PCI addresses of the GPUs the process's updates are attributed to (its row's).
+    pub pci_addresses: Vec<String>,
     pub vm_ctx: u64,
     /// GPU page numbers (4 KiB), end exclusive.
     pub start: u64,
     pub end: u64,
     pub ptes: u64,
-    /// The PTE flags written, hex.
+    /// The PTE flags written, hex (`0x3000000000067`).
     pub flags: String,
+    /// The MTYPE written.
+    #[schemars(extend("enum" = ["wc", "cc", "uc", "rsvd"]))]
     pub mtype: &'static str,
 }
 
-#[derive(Serialize, Debug, Default, PartialEq, Eq)]
+/// PTEs by MTYPE.
+#[derive(Serialize, JsonSchema, Debug, Default, PartialEq, Eq)]
 pub struct PtesJson {
     pub nc: u64,
     pub wc: u64,
@@ -169,9 +187,13 @@ pub struct PtesJson {
 }
 
 /// One row of the table: a process and the device(s) it is attributed to.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, JsonSchema, Debug)]
 pub struct RowJson {
-    pub device: String,
+    /// The PCI addresses of the GPUs the process's updates are attributed to: one, several
+    /// (it uses several), or, `unattributed`, every device the module has seen (possibly
+    /// none): the updates may be for any of them.
+    pub pci_addresses: Vec<String>,
+    /// How they were found (docs/CLI.md, "Device attribution").
     pub attribution: Source,
     pub in_scope: bool,
     pub pid: i32,
@@ -191,10 +213,21 @@ pub struct RowJson {
     pub out_of_scope: u64,
     /// The kinds of VM the module logged decisions for this process in (compute, graphics,
     /// unknown); empty if it logged none.
+    #[schemars(extend("items" = {"enum": ["compute", "graphics", "unknown"]}))]
     pub vm_kinds: Vec<&'static str>,
     /// Non-NC updates not judged under VM scope `compute`: the module logged no decision for
     /// this process in a compute VM, so they may be a graphics client's.
     pub outside_vm_scope: u64,
+}
+
+impl RowJson {
+    /// The text table's DEVICE column: the addresses, or `unattributed`.
+    pub fn label(&self) -> String {
+        match self.attribution {
+            Source::Unattributed => "unattributed".to_owned(),
+            _ => self.pci_addresses.join(","),
+        }
+    }
 }
 
 /// What the judgement found.
@@ -219,7 +252,7 @@ pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
             VmScope::Compute => kinds.is_some_and(|k| k.contains(VmKind::Compute.name())),
         };
         let mut row = RowJson {
-            device: a.label(),
+            pci_addresses: a.devices.iter().map(|d| d.to_string()).collect(),
             attribution: a.source,
             in_scope,
             pid,
@@ -282,13 +315,13 @@ pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
                     v.listed.push(ViolationJson {
                         pid,
                         comm: t.comm.clone(),
-                        device: row.device.clone(),
+                        pci_addresses: row.pci_addresses.clone(),
                         vm_ctx: s.vm_ctx,
                         start: s.start,
                         end: s.end,
                         ptes: s.ptes(),
                         flags: format!("{:#x}", s.flags),
-                        mtype: m.name(),
+                        mtype: mtype_json(m),
                     });
                 }
             }
@@ -298,34 +331,9 @@ pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
     v
 }
 
-/// The module's counters for one device, as deltas over the window.
-#[derive(Serialize, Debug, PartialEq, Eq)]
-pub struct CountersJson {
-    /// PCI address, `unidentified`, or `beyond-table`.
-    pub device: String,
-    pub vendor: u16,
-    pub device_id: u16,
-    pub calls: u64,
-    /// Rewritten to NC, by the MTYPE before.
-    pub rewritten: PtesJson,
-    pub would_rewrite: PtesJson,
-    /// Left alone, by reason (zero counts omitted).
-    pub skipped: BTreeMap<&'static str, u64>,
-}
-
-fn by_mtype(a: &[u64; 4], b: &[u64; 4]) -> PtesJson {
-    let d = |i: usize| a[i].saturating_sub(b[i]);
-    PtesJson {
-        nc: d(0),
-        wc: d(1),
-        cc: d(2),
-        uc: d(3),
-        reserved: 0,
-    }
-}
-
-/// Counter deltas per counter set (matched by kind and address), `after - before`.
-pub fn counter_deltas(before: &[StatsArg], after: &[StatsArg]) -> Vec<CountersJson> {
+/// The module's counter sets as deltas over the window, `after - before` (matched by kind and
+/// address; a set new in `after` counts from zero).
+pub fn counter_deltas(before: &[StatsArg], after: &[StatsArg]) -> Vec<CounterSetJson> {
     after
         .iter()
         .map(|a| {
@@ -334,28 +342,7 @@ pub fn counter_deltas(before: &[StatsArg], after: &[StatsArg]) -> Vec<CountersJs
                 .iter()
                 .find(|b| b.kind == a.kind && b.addr == a.addr)
                 .unwrap_or(&zero);
-            let device = match a.kind {
-                STATS_DEVICE => PciAddr::from_raw(a.addr).to_string(),
-                STATS_UNKNOWN_DEVICE => "unidentified".to_owned(),
-                _ => "beyond-table".to_owned(),
-            };
-            let skipped = Skip::ALL
-                .iter()
-                .map(|&s| {
-                    let i = s as usize;
-                    (s.name(), a.skipped[i].saturating_sub(b.skipped[i]))
-                })
-                .filter(|&(_, n)| n > 0)
-                .collect();
-            CountersJson {
-                device,
-                vendor: a.vendor,
-                device_id: a.device,
-                calls: a.calls.saturating_sub(b.calls),
-                rewritten: by_mtype(&a.rewritten, &b.rewritten),
-                would_rewrite: by_mtype(&a.would_rewrite, &b.would_rewrite),
-                skipped,
-            }
+            CounterSetJson::delta(a, b)
         })
         .collect()
 }
@@ -449,8 +436,8 @@ mod tests {
         assert_eq!(v.violations, 1);
         let row = &v.rows[0];
         assert_eq!(
-            (row.device.as_str(), row.attribution),
-            (RDNA1, Source::ModuleEvents)
+            (row.label(), row.attribution),
+            (RDNA1.to_owned(), Source::ModuleEvents)
         );
         assert_eq!(
             (row.updates, row.ptes.nc, row.ptes.uc, row.other_ptes),
@@ -461,13 +448,13 @@ mod tests {
             [ViolationJson {
                 pid: 10,
                 comm: None,
-                device: RDNA1.into(),
+                pci_addresses: vec![RDNA1.into()],
                 vm_ctx: 0x42,
                 start: 0x100,
                 end: 0x104,
                 ptes: 4,
                 flags: "0x3000000000067".into(),
-                mtype: "UC",
+                mtype: "uc",
             }]
         );
     }
@@ -572,7 +559,8 @@ mod tests {
         let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Rdna1));
         assert_eq!(v.violations, 0);
         assert_eq!(v.rows.iter().map(|r| r.out_of_scope).sum::<u64>(), 2);
-        assert_eq!(v.rows[1].device, "unattributed");
+        assert_eq!(v.rows[1].label(), "unattributed");
+        assert_eq!(v.rows[1].pci_addresses, [RDNA1, RDNA2], "could be either");
         // gfx10 covers both devices: both are violations now.
         let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Gfx10));
         assert_eq!(v.violations, 2);
@@ -643,6 +631,7 @@ mod tests {
         assert_eq!(d[0].calls, 5);
         assert_eq!((d[0].rewritten.cc, d[0].rewritten.uc), (2, 0));
         assert_eq!(d[0].skipped.get("never_class"), Some(&1));
-        assert_eq!((d[1].device.as_str(), d[1].calls), (RDNA2, 2));
+        assert_eq!((d[1].pci_address.as_deref(), d[1].calls), (Some(RDNA2), 2));
+        assert_eq!((d[1].kind, d[1].device_id.as_str()), ("device", "0x73bf"));
     }
 }

@@ -9,6 +9,8 @@ mod attribution;
 mod judge;
 mod report;
 
+pub use report::VerifyJson;
+
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -29,7 +31,7 @@ use crate::trace::tracefs::{Lost, Tracefs};
 use crate::Ctx;
 use attribution::Attributor;
 use judge::Collector;
-use report::{DecodedJson, LostJson, TracefsJson, VerifyJson};
+use report::{DecodedJson, LostJson, TracefsJson};
 
 /// How often the ring buffers and the module's log are read.
 const POLL: Duration = Duration::from_millis(100);

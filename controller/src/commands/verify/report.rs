@@ -2,13 +2,16 @@
 
 use std::io::{self, Write};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::judge::{CountersJson, PtesJson, RowJson, ViolationJson};
+use super::judge::{PtesJson, RowJson, ViolationJson};
+use crate::module::counters::CounterSetJson;
 use crate::output::PolicyJson;
 use crate::trace::tracefs::Lost;
 
-#[derive(Serialize, Debug)]
+/// The tracefs instance verify traced in.
+#[derive(Serialize, JsonSchema, Debug)]
 pub struct TracefsJson {
     pub instance: String,
     pub removed: bool,
@@ -17,7 +20,8 @@ pub struct TracefsJson {
     pub cpus: usize,
 }
 
-#[derive(Serialize, Debug)]
+/// What was read from the ring buffers.
+#[derive(Serialize, JsonSchema, Debug)]
 pub struct DecodedJson {
     /// Ring-buffer pages read.
     pub pages: u64,
@@ -31,7 +35,8 @@ pub struct DecodedJson {
     pub filtered: u64,
 }
 
-#[derive(Serialize, Debug, Default)]
+/// Events lost before verify read them: the counts are incomplete when any is not 0.
+#[derive(Serialize, JsonSchema, Debug, Default)]
 pub struct LostJson {
     /// Per-CPU ring-buffer losses (`per_cpu/cpuN/stats`), summed.
     #[serde(flatten)]
@@ -50,10 +55,12 @@ impl LostJson {
 }
 
 /// The whole report; the `--json` document (docs/CLI.md (verify)).
-#[derive(Serialize, Debug)]
+#[derive(Serialize, JsonSchema, Debug)]
 pub struct VerifyJson {
+    /// The window actually traced, in seconds.
     pub duration_s: f64,
     /// Why the window ended: `duration` or `signal`.
+    #[schemars(extend("enum" = ["duration", "signal"]))]
     pub ended_by: &'static str,
     pub pid_filter: Option<u32>,
     pub policy: PolicyJson,
@@ -64,7 +71,8 @@ pub struct VerifyJson {
     pub lost: LostJson,
     pub module_events: u64,
     pub rows: Vec<RowJson>,
-    pub counters: Vec<CountersJson>,
+    /// The module's counter sets as deltas over the window.
+    pub counters: Vec<CounterSetJson>,
     pub violations: u64,
     pub would_violate: u64,
     /// Non-NC updates not judged under VM scope `compute` (no compute VM logged for their
@@ -73,6 +81,7 @@ pub struct VerifyJson {
     /// The first violations (or would-be violations in off/audit), at most 100.
     pub listed: Vec<ViolationJson>,
     /// `ok` or `violations`.
+    #[schemars(extend("enum" = ["ok", "violations"]))]
     pub result: &'static str,
 }
 
@@ -179,7 +188,7 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
             writeln!(
                 out,
                 "{:<14} {:>7} {:<16} {:>8} {} {:>8} {:>10}  {}",
-                row.device,
+                row.label(),
                 row.pid,
                 row.comm.as_deref().unwrap_or("?"),
                 row.updates,
@@ -199,13 +208,18 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "module: no device counted")?;
     }
     for c in &r.counters {
-        let skipped: Vec<String> = c.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let skipped: Vec<String> = c
+            .skipped
+            .iter()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         writeln!(
             out,
-            "module {} [{:04x}:{:04x}] over the window: calls +{}, rewritten WC {} CC {} UC {}, would-rewrite WC {} CC {} UC {}, skipped {}",
-            c.device,
-            c.vendor,
-            c.device_id,
+            "module {} [{}:{}] over the window: calls +{}, rewritten WC {} CC {} UC {}, would-rewrite WC {} CC {} UC {}, skipped {}",
+            c.label(),
+            c.vendor_id.trim_start_matches("0x"),
+            c.device_id.trim_start_matches("0x"),
             c.calls,
             c.rewritten.wc,
             c.rewritten.cc,
@@ -234,13 +248,13 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
                 "  pid {} ({}) device {} vm_ctx {:#x} pages {:#012x}..{:#012x} ({} PTEs) flags {} MTYPE {}",
                 v.pid,
                 v.comm.as_deref().unwrap_or("exited"),
-                v.device,
+                v.pci_addresses.join(","),
                 v.vm_ctx,
                 v.start,
                 v.end,
                 v.ptes,
                 v.flags,
-                v.mtype
+                v.mtype.to_ascii_uppercase()
             )?;
         }
     }
@@ -297,7 +311,7 @@ mod tests {
             lost,
             module_events: 0,
             rows: vec![RowJson {
-                device: "0000:03:00.0".into(),
+                pci_addresses: vec!["0000:03:00.0".into()],
                 attribution: Source::ModuleEvents,
                 in_scope: true,
                 pid: 42,
@@ -323,13 +337,13 @@ mod tests {
             listed: vec![ViolationJson {
                 pid: 42,
                 comm: Some("python3".into()),
-                device: "0000:03:00.0".into(),
+                pci_addresses: vec!["0000:03:00.0".into()],
                 vm_ctx: 9,
                 start: 0x200,
                 end: 0x201,
                 ptes: 1,
                 flags: "0x3000000000067".into(),
-                mtype: "UC",
+                mtype: "uc",
             }],
             result: if violations > 0 { "violations" } else { "ok" },
         }
@@ -339,6 +353,14 @@ mod tests {
         let mut v = Vec::new();
         render_text(d, &mut v).unwrap();
         String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn the_document_matches_its_schema() {
+        let mut d = doc(LostJson::default(), 1);
+        d.pid_filter = Some(42);
+        d.counters = vec![CounterSetJson::of(&Default::default())];
+        crate::schema::assert_valid("verify", &d);
     }
 
     #[test]
