@@ -145,7 +145,7 @@ fn json_document_lists_every_check() {
     let text = stdout(&o);
     assert_eq!(text.lines().count(), 1, "one document on one line: {text}");
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["command"], "doctor");
     let checks = doc["checks"].as_array().unwrap();
     assert!(checks.len() >= 20, "{text}");
