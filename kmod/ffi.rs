@@ -6,7 +6,7 @@
 //! hook.h is the interface. `PteCall` and `Field` mirror it by hand (bindgen runs on the
 //! kernel's headers, not a module's), so both sides assert the same sizes and offsets and a
 //! change on one side alone fails the build. What Rust exports to hook.c is declared in hook.h
-//! and defined next to its logic: `probe.rs` (the exit handler, the BTF id) and `params.rs`
+//! and defined next to its logic: `probe.rs` (the probe handlers, the BTF id) and `params.rs`
 //! (the parameters).
 
 use core::ffi::c_void;
@@ -18,7 +18,8 @@ use kernel::prelude::*;
 use crate::bo::BoLayout;
 use crate::policy::VmKind;
 
-/// `struct rdna1_pte_call` of hook.h: one hooked call, after `gmc_v10_0_get_vm_pte` returned.
+/// `struct rdna1_pte_call` of hook.h: one hooked call of `gmc_v10_0_get_vm_pte` (its arguments
+/// and device, filled at entry; `*flags` is computed when it returns).
 #[repr(C)]
 pub(crate) struct PteCall {
     /// The function's `u64 *flags` argument.

@@ -117,15 +117,6 @@ const u32 rdna1_builtin_bo_layout[4] = {
 #endif
 static const u64 rdna1_amdgpu_btf_id = RDNA1_AMDGPU_BTF_ID;
 
-/* What the entry handler saves for the exit handler, per call. */
-struct rdna1_entry_data {
-	const void *adev;
-	const void *vm;
-	const void *bo;
-	u64 *flags;
-	u32 vm_flags;
-};
-
 /*
  * The start of struct amdgpu_device, which out-of-tree code cannot include: amdgpu's own
  * definition begins with these two members (amdgpu.h) and sets dev = &pdev->dev.
@@ -146,6 +137,10 @@ static void rdna1_read_device(const void *adev, struct rdna1_pte_call *call)
 	struct pci_dev *pdev;
 	int domain;
 
+	/* Events copy dev_* even when unknown: never stale bytes of fprobe's data area. */
+	call->dev_addr = 0;
+	call->dev_vendor = 0;
+	call->dev_device = 0;
 	call->dev_known = 0;
 	if (!head)
 		return;
@@ -224,7 +219,7 @@ static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 		       unsigned long ret_ip, struct ftrace_regs *fregs,
 		       void *data)
 {
-	struct rdna1_entry_data *e = data;
+	struct rdna1_pte_call *call = data;
 	u64 *flags = (u64 *)ftrace_regs_get_argument(fregs, 4);
 
 	/*
@@ -237,36 +232,33 @@ static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 		return 1;
 	}
 	/* gmc_v10_0_get_vm_pte(adev, vm, bo, vm_flags, flags) */
-	e->adev = (const void *)ftrace_regs_get_argument(fregs, 0);
-	e->vm = (const void *)ftrace_regs_get_argument(fregs, 1);
-	e->bo = (const void *)ftrace_regs_get_argument(fregs, 2);
-	e->vm_flags = (u32)ftrace_regs_get_argument(fregs, 3);
-	e->flags = flags;
-	return 0;
+	call->flags = flags;
+	call->vm = (const void *)ftrace_regs_get_argument(fregs, 1);
+	call->bo = (const void *)ftrace_regs_get_argument(fregs, 2);
+	call->vm_flags = (u32)ftrace_regs_get_argument(fregs, 3);
+	rdna1_read_device((const void *)ftrace_regs_get_argument(fregs, 0), call);
+	/*
+	 * fprobe_fgraph_entry() runs us under rcu_sched, as the Rust handler requires. In mode
+	 * off it counts the call and says the exit is of no interest: returning non-zero, fprobe
+	 * then hooks no return, which is most of the mechanism's cost.
+	 */
+	return rdna1_mtype_on_entry(call) ? 0 : 1;
 }
 
 static void rdna1_exit(struct fprobe *fp, unsigned long entry_ip,
 		       unsigned long ret_ip, struct ftrace_regs *fregs,
 		       void *data)
 {
-	const struct rdna1_entry_data *e = data;
-	struct rdna1_pte_call call = {
-		.flags = e->flags,
-		.bo = e->bo,
-		.vm = e->vm,
-		.vm_flags = e->vm_flags,
-	};
-
 	/* fprobe_return() runs us under rcu_sched: the Rust handler relies on it (state.rs). */
 	lockdep_assert_preemption_disabled();
-	rdna1_read_device(e->adev, &call);
-	rdna1_mtype_on_pte(&call);
+	/* data: what rdna1_entry() filled for this call. */
+	rdna1_mtype_on_pte(data);
 }
 
 static struct fprobe rdna1_fprobe = {
 	.entry_handler = rdna1_entry,
 	.exit_handler = rdna1_exit,
-	.entry_data_size = sizeof(struct rdna1_entry_data),
+	.entry_data_size = sizeof(struct rdna1_pte_call),
 };
 
 /* Serialises arming against the notifier and unload; "armed" is read locklessly by sysfs. */

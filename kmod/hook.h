@@ -8,8 +8,9 @@
 #include <linux/types.h>
 
 /*
- * One hooked call, after gmc_v10_0_get_vm_pte returned. Mirrored by `PteCall` in ffi.rs,
- * which asserts the same size and offsets.
+ * One hooked call of gmc_v10_0_get_vm_pte: filled by the entry handler, kept by fprobe as the
+ * call's entry data for the exit handler. Mirrored by `PteCall` in ffi.rs, which asserts the
+ * same size and offsets.
  */
 struct rdna1_pte_call {
 	u64 *flags;		/* the function's u64 *flags argument */
@@ -81,7 +82,12 @@ int rdna1_mtype_vm_owner(const void *vm, u32 *tgid, char name[16]);
 /* The module version (Cargo.toml), NUL-padded. */
 extern const char rdna1_mtype_version[24];
 
-/* Rust. on_pte runs in the probe's exit handler (RCU-sched read side, may not sleep). */
+/*
+ * Rust, the probe's handlers (RCU-sched read side, may not sleep). on_entry: the call before
+ * the function runs (flags not computed yet); true if on_pte must see its return. on_pte: the
+ * call after it returned, with the flags it computed.
+ */
+bool rdna1_mtype_on_entry(const struct rdna1_pte_call *call);
 void rdna1_mtype_on_pte(const struct rdna1_pte_call *call);
 /* Rust; callers hold rdna1_policy_lock. */
 int rdna1_mtype_policy_store(u32 field, const char *val, size_t len);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The probe: arming it (hook.c's fprobe on `gmc_v10_0_get_vm_pte`) and its exit handler,
+//! The probe: arming it (hook.c's fprobe on `gmc_v10_0_get_vm_pte`) and its handlers:
+//! [`rdna1_mtype_on_entry`], which counts a call in mode off before the function runs, and
 //! [`rdna1_mtype_on_pte`], which applies the policy to the flags the function computed.
 //!
-//! The handler runs with preemption off: it takes no sleeping lock and never allocates.
+//! The handlers run with preemption off: they take no sleeping lock and never allocate.
 
 use core::ffi::c_void;
 use core::mem::{size_of, MaybeUninit};
@@ -17,7 +18,7 @@ use crate::btf_id;
 use crate::events;
 use crate::ffi::{self, PteCall};
 use crate::pci::{DeviceId, PciAddr};
-use crate::policy::{self, Call, Decision, Skip, VmKind};
+use crate::policy::{self, Call, Decision, Mode, Skip, VmKind};
 use crate::pte;
 use crate::state;
 use crate::stats;
@@ -57,6 +58,41 @@ impl Drop for Hook {
     }
 }
 
+/// Counts the call at the entry of `gmc_v10_0_get_vm_pte` if the mode is off, whose decision
+/// (keep what amdgpu computes) needs nothing the function computes: then false, and fprobe
+/// hooks no return, most of the mechanism's cost. True if [`rdna1_mtype_on_pte`] must decide.
+///
+/// # Safety
+///
+/// Called only from the fprobe's entry handler (hook.c: `rdna1_entry`), with `call` null or
+/// valid for reads.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn rdna1_mtype_on_entry(call: *const PteCall) -> bool {
+    // SAFETY: per this function's contract.
+    let Some(c) = (unsafe { call.as_ref() }) else {
+        return false;
+    };
+    // SAFETY: called only from the entry handler (this function's contract), which
+    // fprobe_fgraph_entry() runs inside guard(rcu_sched_notrace) (kernel/trace/fprobe.c),
+    // lasting until this function returns, longer than the value.
+    let rcu = unsafe { state::InProbeHandler::assume() };
+    if !matches!(state::current(&rcu).policy.mode, Mode::Off) {
+        return true;
+    }
+    // The MTYPE before is not computed yet; counters of kept calls are not by MTYPE.
+    stats::record(device_of(c).as_ref(), 0, Decision::Keep(Skip::ModeOff));
+    false
+}
+
+/// The device of the call, if hook.c identified it.
+fn device_of(c: &PteCall) -> Option<DeviceId> {
+    (c.dev_known != 0).then(|| DeviceId {
+        addr: PciAddr::from_raw(c.dev_addr),
+        vendor: c.dev_vendor,
+        device: c.dev_device,
+    })
+}
+
 /// Applies the policy to the PTE flags `gmc_v10_0_get_vm_pte` just computed, and counts.
 ///
 /// Reads nothing the decision does not need: the VM's kind and the BO's class only when
@@ -81,15 +117,11 @@ unsafe extern "C" fn rdna1_mtype_on_pte(call: *const PteCall) {
     // SAFETY: per this function's contract; every amdgpu caller passes its own local u64,
     // live until the hooked function has returned to it, which has not happened yet.
     let computed = unsafe { c.flags.read() };
-    let device = (c.dev_known != 0).then(|| DeviceId {
-        addr: PciAddr::from_raw(c.dev_addr),
-        vendor: c.dev_vendor,
-        device: c.dev_device,
-    });
+    let device = device_of(c);
     // SAFETY: called only from the exit handler (this function's contract), which
     // fprobe_return() runs inside guard(rcu_sched_notrace) (kernel/trace/fprobe.c), lasting
     // until this function returns, longer than the value.
-    let rcu = unsafe { state::InExitHandler::assume() };
+    let rcu = unsafe { state::InProbeHandler::assume() };
     let state = state::current(&rcu);
     let call = Call {
         vm_flags: c.vm_flags,

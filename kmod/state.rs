@@ -60,27 +60,27 @@ pub(crate) unsafe trait ReadSide {}
 // SAFETY: `rcu::Guard` holds rcu_read_lock() while it exists (its type invariant).
 unsafe impl ReadSide for rcu::Guard {}
 
-/// The probe's exit handler: fprobe_return() runs it inside `guard(rcu_sched_notrace)`
-/// (preemption off), which `synchronize_rcu()` waits for (one RCU since Linux 4.20). Saves the
-/// handler an `rcu_read_lock()` of its own.
+/// The probe's handlers: fprobe_fgraph_entry() runs the entry handler and fprobe_return() the
+/// exit handler inside `guard(rcu_sched_notrace)` (preemption off), which `synchronize_rcu()`
+/// waits for (one RCU since Linux 4.20). Saves the handlers an `rcu_read_lock()` of their own.
 ///
 /// # Invariants
 ///
 /// Exists only inside such a section, and not beyond it (not `Send`, made per call).
-pub(crate) struct InExitHandler(PhantomData<*mut ()>);
+pub(crate) struct InProbeHandler(PhantomData<*mut ()>);
 
-impl InExitHandler {
+impl InProbeHandler {
     /// # Safety
     ///
-    /// Called from the fprobe exit handler, and the value dropped before it returns.
-    pub(crate) unsafe fn assume() -> InExitHandler {
+    /// Called from the fprobe entry or exit handler, and the value dropped before it returns.
+    pub(crate) unsafe fn assume() -> InProbeHandler {
         // INVARIANT: per this function's contract.
-        InExitHandler(PhantomData)
+        InProbeHandler(PhantomData)
     }
 }
 
-// SAFETY: by the type invariant, inside the exit handler's rcu_sched section.
-unsafe impl ReadSide for InExitHandler {}
+// SAFETY: by the type invariant, inside a probe handler's rcu_sched section.
+unsafe impl ReadSide for InProbeHandler {}
 
 /// The state in force, borrowed for as long as `_rcu` proves an RCU read-side section: only
 /// a reader can call it. Any context but NMI.

@@ -105,6 +105,10 @@ fn slot_for(dev: Option<&DeviceId>) -> &'static DevStats {
 }
 
 /// Counts one call: `before` is the MTYPE field amdgpu computed.
+///
+/// Inlined into both probe handlers: a call of its own measured 40 to 60 instructions more per
+/// hooked call (`make bench`).
+#[inline(always)]
 pub(crate) fn record(dev: Option<&DeviceId>, before: u8, decision: Decision) {
     let s = slot_for(dev);
     let by_mtype = (before & 7) as usize;
