@@ -7,6 +7,7 @@
 //! knows and what it assumes is written down in docs/CLI.md (doctor).
 
 mod boot;
+mod codeobj;
 mod dkms;
 mod driver;
 mod facts;
