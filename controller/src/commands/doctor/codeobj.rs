@@ -316,6 +316,50 @@ pub mod build {
         out
     }
 
+    /// The smallest ELF64 shared object `object` reads: a `.hip_fatbin` section holding
+    /// `fatbin` and the section-name table. No program headers, no symbols.
+    pub fn elf_with_fatbin(fatbin: &[u8]) -> Vec<u8> {
+        let names = b"\0.hip_fatbin\0.shstrtab\0";
+        let data_at = 64u64;
+        let names_at = data_at + fatbin.len() as u64;
+        let sh_at = (names_at + names.len() as u64).next_multiple_of(8);
+        let mut out = Vec::new();
+        out.extend(b"\x7fELF\x02\x01\x01\0");
+        out.extend([0u8; 8]);
+        out.extend(3u16.to_le_bytes()); // ET_DYN
+        out.extend(62u16.to_le_bytes()); // EM_X86_64
+        out.extend(1u32.to_le_bytes());
+        out.extend(0u64.to_le_bytes()); // entry
+        out.extend(0u64.to_le_bytes()); // phoff
+        out.extend(sh_at.to_le_bytes());
+        out.extend(0u32.to_le_bytes()); // flags
+        out.extend(64u16.to_le_bytes()); // ehsize
+        out.extend(56u16.to_le_bytes()); // phentsize
+        out.extend(0u16.to_le_bytes()); // phnum
+        out.extend(64u16.to_le_bytes()); // shentsize
+        out.extend(3u16.to_le_bytes()); // shnum
+        out.extend(2u16.to_le_bytes()); // shstrndx
+        out.extend(fatbin);
+        out.extend(names);
+        out.resize(sh_at as usize, 0);
+        let sh = |out: &mut Vec<u8>, name: u32, ty: u32, flags: u64, off: u64, size: u64| {
+            out.extend(name.to_le_bytes());
+            out.extend(ty.to_le_bytes());
+            out.extend(flags.to_le_bytes());
+            out.extend(0u64.to_le_bytes()); // addr
+            out.extend(off.to_le_bytes());
+            out.extend(size.to_le_bytes());
+            out.extend(0u32.to_le_bytes()); // link
+            out.extend(0u32.to_le_bytes()); // info
+            out.extend(1u64.to_le_bytes()); // addralign
+            out.extend(0u64.to_le_bytes()); // entsize
+        };
+        sh(&mut out, 0, 0, 0, 0, 0);
+        sh(&mut out, 1, 1, 2, data_at, fatbin.len() as u64); // PROGBITS, ALLOC
+        sh(&mut out, 13, 3, 0, names_at, names.len() as u64); // STRTAB
+        out
+    }
+
     /// `plain(ids)` compressed: `version` 2 or 3, `zstd` or zlib.
     pub fn ccob(ids: &[&str], version: u16, zstd: bool) -> Vec<u8> {
         let inner = plain(ids);
@@ -419,6 +463,25 @@ mod tests {
         let mut b = vec![0u8; CHUNK - 10];
         b.extend(build::plain(&["gfx1012"]));
         assert!(scan_bytes(&b).targets.contains("gfx1012"));
+    }
+
+    #[test]
+    fn elf_fatbin_section_is_scanned() {
+        let dir = std::env::temp_dir().join(format!("rdna1ctl-codeobj-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut fatbin = build::plain(&["gfx1030"]);
+        fatbin.extend(build::ccob(&["gfx10-1-generic"], 3, true));
+        let so = dir.join("lib.so");
+        std::fs::write(&so, build::elf_with_fatbin(&fatbin)).unwrap();
+        let s = scan_elf(&so).unwrap().expect("has .hip_fatbin");
+        assert_eq!(s.bundles, 2, "{s:?}");
+        assert!(s.targets.contains("gfx10-1-generic") && s.targets.contains("gfx1030"));
+        // Not ELF: an error; ELF without the section: None.
+        std::fs::write(&so, b"not an elf").unwrap();
+        assert!(scan_elf(&so).is_err());
+        std::fs::write(&so, build::elf_with_fatbin(&[])).unwrap();
+        assert_eq!(scan_elf(&so).unwrap().map(|s| s.bundles), Some(0));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
