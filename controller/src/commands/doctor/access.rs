@@ -151,10 +151,16 @@ fn access(input: &Input) -> Check {
         } else {
             missing.join(", ")
         };
+        let kfd_running = input.root.path(crate::gpus::kfd::NODES).is_dir();
+        let fix = if kfd_running {
+            "KFD runs but the device nodes are missing: check systemd-udevd, or pass --device=/dev/kfd --device=/dev/dri to the container"
+        } else {
+            "load amdgpu on a kernel with CONFIG_HSA_AMD=y (see kfd.atomics), then udev creates the nodes"
+        };
         return Check::fail(
             id,
             format!("{what} missing: ROCm cannot reach the GPU"),
-            "load amdgpu on a kernel with CONFIG_HSA_AMD=y (see kfd.atomics); check that udev created the nodes",
+            fix,
         );
     }
     if !denied.is_empty() {

@@ -9,6 +9,8 @@
 mod access;
 mod boot;
 mod codeobj;
+#[cfg(test)]
+mod consistency;
 mod dkms;
 mod driver;
 mod facts;
