@@ -45,17 +45,17 @@ fn pythons(root: &Path) -> Vec<Option<String>> {
     v
 }
 
-/// Whether `text` names check `id` as a whole word.
+/// Whether `text` names check `id` as a whole word (a sentence's full stop may follow).
 fn names(text: &str, id: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
     text.match_indices(id).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + id.len()..].chars().next();
-        let word =
-            |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        !word(before)
-            && !(word(after) && after != Some('.')
-                || text[i + id.len()..].starts_with(".")
-                    && word(text[i + id.len() + 1..].chars().next()))
+        let before = text[..i].chars().next_back().is_some_and(word);
+        let rest = &text[i + id.len()..];
+        let after = match rest.strip_prefix('.') {
+            Some(r) => r.chars().next().is_some_and(word),
+            None => rest.chars().next().is_some_and(word),
+        };
+        !before && !after
     })
 }
 
