@@ -139,3 +139,32 @@ impl Host for ProcessHost {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interpreter_question_fails_cleanly() {
+        let h = ProcessHost;
+        let e = h.find_torch(Path::new("/nonexistent/python3")).unwrap_err();
+        assert!(e.contains("cannot run /nonexistent/python3"), "{e}");
+        // sh cannot run Python: a non-zero exit, not a hang or a panic.
+        let e = h.find_torch(Path::new("/bin/sh")).unwrap_err();
+        assert!(e.contains("exited with"), "{e}");
+    }
+
+    #[test]
+    fn a_real_python_answers_json() {
+        let Some(py) = ["/usr/bin/python3", "/bin/python3"]
+            .iter()
+            .map(Path::new)
+            .find(|p| p.is_file())
+        else {
+            return; // no Python on this machine
+        };
+        let out = ProcessHost.find_torch(py).expect("python3 answers");
+        let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert!(v["path"].is_array(), "{out}");
+    }
+}

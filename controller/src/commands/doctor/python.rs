@@ -43,9 +43,15 @@ pub struct PythonEnv {
 
 /// Finds the interpreter and its torch.
 pub fn locate(input: &Input) -> PythonEnv {
+    // A relative --python names a file from the current directory (on the running machine).
     let python = input
         .python
-        .map(|p| (p.to_path_buf(), "--python"))
+        .map(|p| {
+            (
+                std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
+                "--python",
+            )
+        })
         .or_else(|| {
             input
                 .host
