@@ -282,3 +282,34 @@ fn the_bad_machine_shows_its_last_gpu_fault() {
     // 6.12 predates the GFX 10.1 noretry default; noretry=0 is set there anyway.
     assert_eq!(status_of(&out, "amdgpu.noretry"), "warn", "{out}");
 }
+
+#[test]
+fn visible_devices_out_of_range_fails_in_json_too() {
+    let o = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
+        .args([
+            "--root",
+            &format!("{FIXTURES}doctor-ok"),
+            "doctor",
+            "--json",
+        ])
+        .env_clear()
+        .env("PATH", format!("{FIXTURES}doctor-bin/ok:/usr/bin:/bin"))
+        .env("HIP_VISIBLE_DEVICES", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "rocm.visible_devices")
+        .unwrap()
+        .clone();
+    assert_eq!(c["status"], "fail", "{c}");
+    assert!(
+        c["message"].as_str().unwrap().contains("names GPU 1"),
+        "{c}"
+    );
+    assert!(c.get("claims").is_none(), "claims are internal: {c}");
+}
