@@ -116,8 +116,9 @@ fn ccob_header(head: &[u8]) -> Result<(usize, u16, Option<u64>), String> {
     Ok((len, method, total))
 }
 
-/// A compressed bundle read from `r`, positioned at its magic: its header, then the first
-/// [`HEAD`] decompressed bytes (at most `limit` compressed bytes are read).
+/// A compressed bundle read from `r`, positioned at its magic: its header, then as much of
+/// the payload as its entry table needs (at most [`HEAD`] decompressed bytes, at most `limit`
+/// compressed bytes read).
 pub fn parse_ccob(r: &mut impl Read, limit: u64) -> Result<Bundle, String> {
     let mut head = [0u8; 32];
     let got = read_up_to(r, &mut head).map_err(|e| e.to_string())?;
@@ -128,26 +129,39 @@ pub fn parse_ccob(r: &mut impl Read, limit: u64) -> Result<Bundle, String> {
     let payload = std::io::Cursor::new(head[len..].to_vec())
         .chain(r)
         .take(payload_limit);
-    let mut out = Vec::new();
-    let res = if method == 0 {
-        flate2::read::ZlibDecoder::new(payload)
-            .take(HEAD as u64)
-            .read_to_end(&mut out)
-            .map_err(|e| format!("zlib: {e}"))
+    let mut dec: Box<dyn Read + '_> = if method == 0 {
+        Box::new(flate2::read::ZlibDecoder::new(payload))
     } else {
         match ruzstd::decoding::StreamingDecoder::new_with_max_window_size(payload, 1 << 27) {
-            Ok(d) => d
-                .take(HEAD as u64)
-                .read_to_end(&mut out)
-                .map_err(|e| format!("zstd: {e}")),
-            Err(e) => Err(format!("zstd: {e}")),
+            Ok(d) => Box::new(d),
+            Err(e) => return Err(format!("compressed bundle does not decompress (zstd: {e})")),
         }
     };
-    // A decoder error after the table was decoded does not matter: only the ids are wanted.
-    let plain = parse_plain(&out).map_err(|e| match &res {
-        Err(d) => format!("compressed bundle does not decompress ({d})"),
-        Ok(_) => format!("compressed bundle holds no plain bundle: {e}"),
-    })?;
+    // Only the entry table is wanted: decompress 4 KiB, then twice as much while the table is
+    // cut short, up to HEAD. A bundle of many code objects costs a few KiB, not its size.
+    let mut out = Vec::new();
+    let mut want = 4096usize;
+    let plain = loop {
+        let before = out.len();
+        let res = (&mut dec)
+            .take((want - before) as u64)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("{}: {e}", if method == 0 { "zlib" } else { "zstd" }));
+        match parse_plain(&out) {
+            Ok(p) => break p,
+            Err(e)
+                if e.contains("cut short") && res.is_ok() && out.len() > before && want < HEAD =>
+            {
+                want = (want * 2).min(HEAD);
+            }
+            Err(e) => {
+                return Err(match res {
+                    Err(d) => format!("compressed bundle does not decompress ({d})"),
+                    Ok(_) => format!("compressed bundle holds no plain bundle: {e}"),
+                });
+            }
+        }
+    };
     Ok(Bundle {
         ids: plain.ids,
         span: total,
@@ -442,6 +456,17 @@ mod tests {
             assert_eq!(s.bundles, 1, "v{v} zstd {z}: {s:?}");
             assert!(s.targets.contains("gfx10-1-generic"), "{s:?}");
             assert!(s.errors.is_empty(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_entry_table_is_decompressed_as_far_as_needed() {
+        let ids: Vec<String> = (0..400).map(|i| format!("gfx{}", 1000 + i)).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        for zstd in [true, false] {
+            let b = build::ccob(&refs, 3, zstd);
+            let s = scan_bytes(&b);
+            assert_eq!(s.targets.len(), 400, "{:?}", s.errors);
         }
     }
 
