@@ -12,8 +12,8 @@
 //!   size, u64 hash; v3: u64 total size, u64 uncompressed size, u64 hash. The payload
 //!   decompresses to a plain bundle; the total size counts the header.
 //!
-//! Reads are bounded: only a bundle's header is read (its first [`HEAD`] bytes, decompressed
-//! as far as needed), a section is scanned in [`CHUNK`] pieces skipping every bundle it has
+//! Reads are bounded: only a bundle's entry table is read (4 KiB, doubled while it is cut
+//! short, at most [`HEAD`] bytes, decompressed as far as needed), a section is scanned in [`CHUNK`] pieces skipping every bundle it has
 //! parsed, and at most [`MAX_BUNDLES`] bundles are looked at. Garbage yields errors, never a
 //! panic.
 
@@ -218,6 +218,26 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
+/// The plain bundle at `at`: 4 KiB read, then twice as much while its entry table is cut
+/// short, up to [`HEAD`].
+fn read_plain<R: Read + Seek>(r: &mut R, at: u64, end: u64) -> Result<Bundle, String> {
+    let room = usize::try_from(end - at).unwrap_or(HEAD).min(HEAD);
+    let mut want = 4096.min(room);
+    loop {
+        let mut head = vec![0u8; want];
+        let n = r
+            .seek(SeekFrom::Start(at))
+            .and_then(|_| read_up_to(r, &mut head))
+            .map_err(|e| e.to_string())?;
+        match parse_plain(&head[..n]) {
+            Err(e) if e.contains("cut short") && n == want && want < room => {
+                want = (want * 2).min(room);
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Every bundle in `r` between `start` and `end` (a section or a whole file).
 pub fn scan<R: Read + Seek>(r: &mut R, start: u64, end: u64) -> Scan {
     let mut s = Scan::default();
@@ -253,11 +273,7 @@ pub fn scan<R: Read + Seek>(r: &mut R, start: u64, end: u64) -> Scan {
         };
         let at = pos + i as u64;
         let parsed = if hay[i..].starts_with(PLAIN_MAGIC) {
-            let mut head = vec![0u8; HEAD.min(usize::try_from(end - at).unwrap_or(HEAD))];
-            r.seek(SeekFrom::Start(at))
-                .and_then(|_| read_up_to(r, &mut head))
-                .map_err(|e| e.to_string())
-                .and_then(|n| parse_plain(&head[..n]))
+            read_plain(r, at, end)
         } else {
             match r.seek(SeekFrom::Start(at)) {
                 Ok(_) => parse_ccob(r, end - at),
@@ -468,6 +484,8 @@ mod tests {
             let s = scan_bytes(&b);
             assert_eq!(s.targets.len(), 400, "{:?}", s.errors);
         }
+        let s = scan_bytes(&build::plain(&refs));
+        assert_eq!(s.targets.len(), 400, "{:?}", s.errors);
     }
 
     #[test]
