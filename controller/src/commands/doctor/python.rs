@@ -166,6 +166,9 @@ fn torch_in(sites: &[PathBuf]) -> Option<Torch> {
 }
 
 fn find_torch(input: &Input, python: &Path) -> Result<Torch, String> {
+    if !below(input, python).exists() {
+        return Err(format!("{} does not exist", python.display()));
+    }
     let user = input.host.user();
     let home = home_of(input, user.uid).or_else(|| input.host.var("HOME").map(PathBuf::from));
     if let Some((venv, cfg)) = venv_cfg(input, python) {
@@ -407,9 +410,12 @@ mod tests {
         let (_, c) = run(&t, &FakeHost::default(), None);
         assert_check(&c, Status::Warn, &["no Python interpreter"]);
         t.write("e/pyvenv.cfg", "home = /usr/bin\n");
+        t.write("e/bin/python", "");
         let host = FakeHost::default().with_var("VIRTUAL_ENV", "/e");
         let (_, c) = run(&t, &host, None);
         assert_check(&c, Status::Warn, &["no torch in the venv /e"]);
+        let (_, c) = run(&t, &host, Some("/nowhere/bin/python"));
+        assert_check(&c, Status::Warn, &["/nowhere/bin/python does not exist"]);
     }
 
     #[test]
