@@ -219,3 +219,18 @@ fn tensile_names() {
     assert!(targets_in_name("gfx.dat").is_empty());
     assert!(targets_in_name("gfxfoo.dat").is_empty());
 }
+
+#[test]
+fn a_system_rocblas_without_gfx1010_only_warns_when_torch_brings_its_own() {
+    let t = tree_with("venv-gfx101x");
+    t.write(
+        "opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat",
+        "",
+    );
+    let group = crate::commands::doctor::rocm::checks;
+    let c = run_check(&t, &host(), group, "rocm.rocblas");
+    assert_check(&c, Status::Warn, &["brings its own (see torch.rocblas)"]);
+    // Without a venv the same system rocBLAS is what torch would load: a failure.
+    let c = run_check(&t, &FakeHost::default(), group, "rocm.rocblas");
+    assert_check(&c, Status::Fail, &["no gfx1010"]);
+}
