@@ -46,6 +46,15 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Options of `doctor`.
+#[derive(clap::Args, Debug, Default)]
+pub struct DoctorArgs {
+    /// The Python interpreter that runs the training (its torch is checked). Default:
+    /// $VIRTUAL_ENV/bin/python if a venv is active, else python3 on PATH.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Show the module (loaded, version, ABI, policy, layout, hook) and every AMD GPU: PCI
@@ -138,12 +147,14 @@ pub enum Command {
     /// Example: `sudo rdna1ctl verify --duration 60` while a PyTorch job runs.
     Verify(VerifyArgs),
     /// Check everything the module and ROCm on RDNA1 depend on: kernel config, Secure Boot,
-    /// DKMS, toolchain, amdgpu and its parameters, ROCm, HSA_OVERRIDE_GFX_VERSION, PCIe
-    /// atomics, gfx1010 code objects. Each check: ok, warn or fail, with a one-line fix.
-    /// Exits 3 if a check failed.
+    /// DKMS, toolchain, amdgpu and its parameters (noretry), PCIe atomics, access to /dev/kfd
+    /// and the render node, *_VISIBLE_DEVICES, ROCm, HSA_OVERRIDE_GFX_VERSION, the PyTorch in
+    /// use and the gfx targets of the code objects it loads, the last GPU faults in the kernel
+    /// log. Each check: ok, warn or fail, with a one-line fix. Exits 3 if a check failed.
+    /// Run it as the user who trains, in the shell that trains (venv active).
     ///
-    /// Example: `rdna1ctl doctor`
-    Doctor,
+    /// Examples: `rdna1ctl doctor`, `rdna1ctl doctor --python ~/rocm-venv/bin/python`
+    Doctor(DoctorArgs),
     /// Check whether a kernel can be hooked, from that kernel's own amdgpu BTF: the prototype
     /// of gmc_v10_0_get_vm_pte (Linux 6.18 and later) and every amdgpu member the module
     /// reads. Prints the offsets found, or each difference. Exits 0 if hookable, 3 if not.

@@ -192,3 +192,124 @@ fn empty_root_reports_instead_of_crashing() {
         "{out}"
     );
 }
+
+/// Runs doctor on doctor-ok with `--python` pointing at one of its venvs and `override`.
+fn doctor_venv(venv: &str, hsa_override: Option<&str>) -> (Output, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"));
+    cmd.args(["--root", &format!("{FIXTURES}doctor-ok")])
+        .args([
+            "doctor",
+            "--python",
+            &format!("/home/owner/{venv}/bin/python"),
+        ])
+        .env_clear()
+        .env("PATH", format!("{FIXTURES}doctor-bin/ok:/usr/bin:/bin"));
+    if let Some(v) = hsa_override {
+        cmd.env("HSA_OVERRIDE_GFX_VERSION", v);
+    }
+    let o = cmd.output().expect("run rdna1ctl");
+    let out = stdout(&o);
+    (o, out)
+}
+
+#[test]
+fn therock_gfx101x_venv_is_healthy() {
+    let (o, out) = doctor_venv("venv-gfx101x", None);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    for id in [
+        "python.torch",
+        "torch.kernels",
+        "torch.rocblas",
+        "torch.miopen",
+        "access.devices",
+        "amdgpu.noretry",
+        "gpu.faults",
+        "rocm.visible_devices",
+    ] {
+        assert_eq!(status_of(&out, id), "ok", "{id}:\n{out}");
+    }
+    assert!(
+        line(&out, "torch.rocblas").contains("_rocm_sdk_libraries_gfx101X_dgpu"),
+        "{out}"
+    );
+}
+
+#[test]
+fn override_10_3_0_with_gfx101x_code_says_unset_it() {
+    let (o, out) = doctor_venv("venv-gfx101x", Some("10.3.0"));
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert_eq!(status_of(&out, "rocm.hsa_override"), "fail", "{out}");
+    assert!(out.contains("APERTURE_VIOLATION"), "{out}");
+    assert!(out.contains("already have gfx1010 code objects"), "{out}");
+    // The library checks agree: they have gfx1010 code.
+    assert_eq!(status_of(&out, "torch.kernels"), "ok", "{out}");
+}
+
+#[test]
+fn gfx1030_only_venv_fails_and_never_suggests_the_cpu() {
+    let (o, out) = doctor_venv("venv-gfx1030", None);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    for id in ["torch.kernels", "torch.rocblas", "torch.miopen"] {
+        assert_eq!(status_of(&out, id), "fail", "{id}:\n{out}");
+    }
+    assert_eq!(status_of(&out, "python.torch"), "ok", "{out}");
+    assert!(
+        out.contains("gfx101X-dgpu"),
+        "the fix names a gfx101X build: {out}"
+    );
+    assert!(!out.to_lowercase().contains("use the cpu"), "{out}");
+}
+
+#[test]
+fn cpu_torch_venv_fails_python_torch() {
+    let (o, out) = doctor_venv("venv-cpu", None);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert_eq!(status_of(&out, "python.torch"), "fail", "{out}");
+    assert!(line(&out, "python.torch").contains("CPU-only"), "{out}");
+    assert_eq!(status_of(&out, "torch.kernels"), "warn", "{out}");
+}
+
+#[test]
+fn the_bad_machine_shows_its_last_gpu_fault() {
+    let o = doctor("doctor-bad", "other", None, false);
+    let out = stdout(&o);
+    assert_eq!(status_of(&out, "gpu.faults"), "warn", "{out}");
+    let l = line(&out, "gpu.faults");
+    assert!(
+        l.contains("permission fault") && l.contains("python3 (pid 4242, pasid 32773)"),
+        "{out}"
+    );
+    // 6.12 predates the GFX 10.1 noretry default; noretry=0 is set there anyway.
+    assert_eq!(status_of(&out, "amdgpu.noretry"), "warn", "{out}");
+}
+
+#[test]
+fn visible_devices_out_of_range_fails_in_json_too() {
+    let o = Command::new(env!("CARGO_BIN_EXE_rdna1ctl"))
+        .args([
+            "--root",
+            &format!("{FIXTURES}doctor-ok"),
+            "doctor",
+            "--json",
+        ])
+        .env_clear()
+        .env("PATH", format!("{FIXTURES}doctor-bin/ok:/usr/bin:/bin"))
+        .env("HIP_VISIBLE_DEVICES", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "rocm.visible_devices")
+        .unwrap()
+        .clone();
+    assert_eq!(c["status"], "fail", "{c}");
+    assert!(
+        c["message"].as_str().unwrap().contains("names GPU 1"),
+        "{c}"
+    );
+    assert!(c.get("claims").is_none(), "claims are internal: {c}");
+}

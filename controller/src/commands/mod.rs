@@ -54,7 +54,7 @@ pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
         Command::Layout { apply } => layout::run(ctx, apply, out).map(|()| Code::Ok),
         Command::Events { follow } => events::run(ctx, follow, out).map(|()| Code::Ok),
         Command::Verify(args) => verify::run(ctx, &args, out),
-        Command::Doctor => doctor::run(ctx, out),
+        Command::Doctor(args) => doctor::run(ctx, &args, out),
         Command::CheckKernel { kver } => check_kernel::run(ctx, kver.as_deref(), out),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rdna1ctl", out);

@@ -196,11 +196,7 @@ mod tests {
         let root = t.root();
         let facts = crate::commands::doctor::Facts::gather(&root);
         let host = FakeHost::default();
-        let input = Input {
-            root: &root,
-            host: &host,
-            facts: &facts,
-        };
+        let input = Input::new(&root, &host, &facts, None);
         assert_eq!(secure_boot(&input), SecureBoot::On);
         assert_eq!(lockdown(&input).as_deref(), Some("integrity"));
         t.write_bytes(&SECURE_BOOT_VAR[1..], &[6, 0, 0, 0, 0]);

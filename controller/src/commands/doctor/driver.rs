@@ -178,17 +178,7 @@ fn param_checks(input: &Input) -> Vec<Check> {
             .and_then(|v| v.parse().ok())
     };
     let mut out = Vec::new();
-    // amdgpu_gmc_noretry_set(): -1 means noretry on for every GC >= 10.1; gfxhub_v2_0 then
-    // programs RETRY_PERMISSION_OR_INVALID_PAGE_FAULT = !noretry.
-    out.push(match param("noretry") {
-        Some(0) => Check::warn(
-            "amdgpu.noretry",
-            "noretry=0: retry faults are on, so a bad GPU access is retried (XNACK) instead of faulting at once; on RDNA1 this can turn a memory violation into a hang or a fault storm",
-            "remove amdgpu.noretry=0 (default -1 means noretry on for gfx10)",
-        ),
-        Some(v) => Check::ok("amdgpu.noretry", format!("noretry={v} (retry faults off on gfx10: faults are reported at once)")),
-        None => Check::warn("amdgpu.noretry", "cannot read amdgpu's noretry parameter", "check /sys/module/amdgpu/parameters/noretry"),
-    });
+    // noretry: see noretry.rs.
     // Only gmc_v9_0 (GFX 9.4.3) and gmc_v12_1 read mtype_local; gmc_v10_0 never does.
     out.push(match param("mtype_local") {
         Some(v) if v != -1 => Check::warn(
@@ -363,22 +353,16 @@ mod tests {
     }
 
     #[test]
-    fn noretry_and_mtype_local() {
+    fn mtype_local() {
         let t = Tree::new();
         let p = "sys/module/amdgpu/parameters";
-        t.write(&format!("{p}/noretry"), "-1\n");
         t.write(&format!("{p}/mtype_local"), "-1\n");
-        assert_check(&check(&t, "amdgpu.noretry"), Status::Ok, &["noretry=-1"]);
         assert_check(&check(&t, "amdgpu.mtype_local"), Status::Ok, &[]);
-        t.write(&format!("{p}/noretry"), "0\n");
         t.write(&format!("{p}/mtype_local"), "1\n");
-        assert_check(&check(&t, "amdgpu.noretry"), Status::Warn, &["noretry=0"]);
         assert_check(
             &check(&t, "amdgpu.mtype_local"),
             Status::Warn,
             &["no effect on RDNA1"],
         );
-        std::fs::remove_file(t.path(&format!("{p}/noretry"))).unwrap();
-        assert_check(&check(&t, "amdgpu.noretry"), Status::Warn, &["cannot read"]);
     }
 }

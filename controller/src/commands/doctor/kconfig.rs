@@ -449,11 +449,7 @@ mod tests {
         let root = t.root();
         let facts = crate::commands::doctor::Facts::gather(&root);
         let host = FakeHost::default();
-        let all = checks(&Input {
-            root: &root,
-            host: &host,
-            facts: &facts,
-        });
+        let all = checks(&Input::new(&root, &host, &facts, None));
         assert!(all.iter().all(|c| !c.id.starts_with("kconfig.")), "{all:?}");
     }
 }

@@ -6,18 +6,28 @@
 //! tests inject them. The checks are grouped by subject, one file per group; what each check
 //! knows and what it assumes is written down in docs/CLI.md (doctor).
 
+mod access;
 mod boot;
+mod codeobj;
+#[cfg(test)]
+mod consistency;
 mod dkms;
 mod driver;
 mod facts;
+mod faults;
 mod host;
 mod kconfig;
 mod kfd;
+mod noretry;
+mod python;
 mod render;
 mod rocm;
 #[cfg(test)]
 mod testutil;
+mod torch_libs;
+mod visible;
 
+use std::cell::OnceCell;
 use std::io::Write;
 use std::path::Path;
 
@@ -57,6 +67,18 @@ pub struct Check {
     pub status: Status,
     pub message: String,
     pub fix: Option<String>,
+    /// What the check states about code objects, for the test that no two checks
+    /// contradict each other (not printed).
+    #[serde(skip)]
+    pub claims: Vec<Claim>,
+}
+
+/// "`lib` has (or lacks) code objects for `target`", as a check states it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub lib: String,
+    pub target: String,
+    pub present: bool,
 }
 
 impl Check {
@@ -66,6 +88,7 @@ impl Check {
             status: Status::Ok,
             message: message.into(),
             fix: None,
+            claims: Vec::new(),
         }
     }
 
@@ -75,6 +98,7 @@ impl Check {
             status: Status::Warn,
             message: message.into(),
             fix: Some(fix.into()),
+            claims: Vec::new(),
         }
     }
 
@@ -84,7 +108,14 @@ impl Check {
             status: Status::Fail,
             message: message.into(),
             fix: Some(fix.into()),
+            claims: Vec::new(),
         }
+    }
+
+    /// The check with `claims` attached.
+    pub fn claiming(mut self, claims: Vec<Claim>) -> Check {
+        self.claims = claims;
+        self
     }
 }
 
@@ -94,9 +125,33 @@ pub struct Input<'a> {
     pub root: &'a SysRoot,
     pub host: &'a dyn Host,
     pub facts: &'a Facts,
+    /// `--python`, if given.
+    pub python: Option<&'a Path>,
+    /// The Python, torch and the code objects torch loads, found on first use.
+    pub stack: OnceCell<torch_libs::Stack>,
 }
 
-impl Input<'_> {
+impl<'a> Input<'a> {
+    pub fn new(
+        root: &'a SysRoot,
+        host: &'a dyn Host,
+        facts: &'a Facts,
+        python: Option<&'a Path>,
+    ) -> Input<'a> {
+        Input {
+            root,
+            host,
+            facts,
+            python,
+            stack: OnceCell::new(),
+        }
+    }
+
+    /// The owner's PyTorch stack (gathered once).
+    pub fn stack(&self) -> &torch_libs::Stack {
+        self.stack.get_or_init(|| torch_libs::Stack::gather(self))
+    }
+
     /// `p` as the machine names it, without the `--root` prefix, for messages.
     pub fn show(&self, p: &Path) -> String {
         match p.strip_prefix(self.root.path("/")) {
@@ -107,21 +162,23 @@ impl Input<'_> {
 }
 
 /// All checks, in the order they are printed: kernel, boot, packaging, driver and module,
-/// KFD, ROCm userspace.
-pub fn check_all(root: &SysRoot, host: &dyn Host) -> Vec<Check> {
+/// KFD, device access, ROCm userspace, the owner's PyTorch, the kernel log.
+pub fn check_all(root: &SysRoot, host: &dyn Host, python: Option<&Path>) -> Vec<Check> {
     let facts = Facts::gather(root);
-    let input = Input {
-        root,
-        host,
-        facts: &facts,
-    };
+    let input = Input::new(root, host, &facts, python);
     let mut checks = Vec::new();
     checks.extend(kconfig::checks(&input));
     checks.extend(boot::checks(&input));
     checks.extend(dkms::checks(&input));
     checks.extend(driver::checks(&input));
+    checks.extend(noretry::checks(&input));
     checks.extend(kfd::checks(&input));
+    checks.extend(access::checks(&input));
+    checks.extend(visible::checks(&input));
     checks.extend(rocm::checks(&input));
+    checks.extend(python::checks(&input));
+    checks.extend(torch_libs::checks(&input));
+    checks.extend(faults::checks(&input));
     checks
 }
 
@@ -140,8 +197,8 @@ pub fn exit_code(checks: &[Check]) -> Code {
     }
 }
 
-pub fn run(ctx: &Ctx, out: &mut impl Write) -> Result<Code> {
-    let checks = check_all(&ctx.root, &ProcessHost);
+pub fn run(ctx: &Ctx, args: &crate::cli::DoctorArgs, out: &mut impl Write) -> Result<Code> {
+    let checks = check_all(&ctx.root, &ProcessHost, args.python.as_deref());
     if ctx.json {
         crate::output::json("doctor", &Body { checks: &checks }, out)?;
     } else {

@@ -6,13 +6,19 @@
 //! `Kernels.so-000-gfx1010.hsaco`, `lib/libMIOpen.so*`, `share/miopen/db/gfx1030_36.*`);
 //! Debian/Ubuntu (`/usr/lib/<triplet>/rocblas/<ver>/library`, `/usr/share/miopen/db`); Fedora
 //! (`/usr/lib64/rocblas/library`). PyTorch wheels bundle their own rocBLAS and MIOpen inside
-//! `torch/lib`, which doctor does not search.
+//! `torch/lib` or TheRock's `_rocm_sdk_libraries_*`: those are judged by `torch_libs`, and the
+//! override is judged against the code objects torch loads when there is a ROCm torch.
+//!
+//! Every check judges the target the GPU runs once `rocm.hsa_override` is satisfied
+//! ([`torch_libs::wanted`]), so no check says ok about a target another says is wrong.
 
 use std::path::{Path, PathBuf};
 
 use rdna1_mtype_shared::devices::Rdna1Chip;
 
-use super::{Check, Input};
+use super::python::INSTALL_TORCH;
+use super::torch_libs::{self, Kind};
+use super::{Check, Claim, Input};
 
 /// ROCm roots: `/opt/rocm` (a symlink to the default release) first, then `/opt/rocm-*`.
 fn rocm_roots(input: &Input) -> Vec<PathBuf> {
@@ -70,7 +76,7 @@ fn file_names(dir: &Path) -> Vec<String> {
 
 /// Names a code object for `target` may carry: the target, and LLVM's generic target of its
 /// family (gfx10-1-generic runs on gfx1010..gfx1013, gfx10-3-generic on gfx1030..gfx1036).
-fn names_for(target: &str) -> Vec<String> {
+pub fn names_for(target: &str) -> Vec<String> {
     let mut v = vec![target.to_owned()];
     if let Some(family) = target.strip_prefix("gfx10").and_then(|r| r.chars().next())
         && target.len() == 7
@@ -95,7 +101,7 @@ fn names_target(name: &str, target: &str) -> bool {
 
 /// The gfx target `HSA_OVERRIDE_GFX_VERSION` names: "major.minor.stepping", stepping in hex
 /// digits in the name (ROCr's convention: 9.0.10 is gfx90a).
-fn override_target(value: &str) -> Option<String> {
+pub fn override_target(value: &str) -> Option<String> {
     let mut parts = value.trim().split('.');
     let major: u32 = parts.next()?.parse().ok()?;
     let minor: u32 = parts.next()?.parse().ok()?;
@@ -104,23 +110,6 @@ fn override_target(value: &str) -> Option<String> {
         return None;
     }
     Some(format!("gfx{major}{minor}{stepping:x}"))
-}
-
-/// The targets ROCm will load code for, per RDNA1 GPU: the override if set, else the chip's.
-fn effective_targets(input: &Input) -> Vec<String> {
-    let over = input
-        .host
-        .var("HSA_OVERRIDE_GFX_VERSION")
-        .and_then(|v| override_target(&v));
-    let mut t: Vec<String> = input
-        .facts
-        .rdna1()
-        .iter()
-        .map(|(_, c)| over.clone().unwrap_or_else(|| c.gfx_target().to_owned()))
-        .collect();
-    t.sort();
-    t.dedup();
-    t
 }
 
 /// rocBLAS library directories: ROCBLAS_TENSILE_LIBPATH (rocBLAS's own override) if set,
@@ -145,7 +134,11 @@ fn rocblas_dirs(input: &Input) -> Vec<PathBuf> {
 /// The targets for messages, saying when they come from the override.
 fn wanted(input: &Input, targets: &[String]) -> String {
     let list = targets.join("/");
-    if input.host.var("HSA_OVERRIDE_GFX_VERSION").is_some() {
+    let over = input
+        .host
+        .var("HSA_OVERRIDE_GFX_VERSION")
+        .and_then(|v| override_target(&v));
+    if over.is_some_and(|o| targets.contains(&o)) {
         format!("{list} (the HSA_OVERRIDE_GFX_VERSION target)")
     } else {
         list
@@ -153,7 +146,7 @@ fn wanted(input: &Input, targets: &[String]) -> String {
 }
 
 pub fn checks(input: &Input) -> Vec<Check> {
-    let targets = effective_targets(input);
+    let targets = torch_libs::wanted_all(input);
     let rocblas = rocblas_dirs(input);
     vec![
         version_check(input),
@@ -177,6 +170,27 @@ fn version_check(input: &Input) -> Check {
     )
 }
 
+/// Whether the code objects ROCm will load for this user carry `target`: torch's kernels and
+/// rocBLAS when there is a ROCm torch, else the system rocBLAS (any of its directories);
+/// `None` when there is nothing to look at.
+fn code_for(input: &Input, target: &str, rocblas: &[PathBuf]) -> Option<(bool, Vec<Claim>)> {
+    if let Some(r) = input.stack().has_code_for(input, target) {
+        return Some(r);
+    }
+    if rocblas.is_empty() {
+        return None;
+    }
+    let claims: Vec<Claim> = rocblas
+        .iter()
+        .map(|d| Claim {
+            lib: input.show(d),
+            target: target.to_owned(),
+            present: file_names(d).iter().any(|n| names_target(n, target)),
+        })
+        .collect();
+    Some((claims.iter().any(|c| c.present), claims))
+}
+
 fn override_check(input: &Input, rocblas: &[PathBuf]) -> Check {
     let id = "rocm.hsa_override";
     let chips: Vec<Rdna1Chip> = input.facts.rdna1().iter().map(|(_, c)| *c).collect();
@@ -184,26 +198,28 @@ fn override_check(input: &Input, rocblas: &[PathBuf]) -> Check {
         return Check::warn(id, "not checked: no RDNA1 GPU", "see gpu.rdna1");
     }
     let Some(value) = input.host.var("HSA_OVERRIDE_GFX_VERSION") else {
-        let missing: Vec<&str> = chips
-            .iter()
-            .map(|c| c.gfx_target())
-            .filter(|t| {
-                !rocblas.is_empty()
-                    && !rocblas
-                        .iter()
-                        .any(|d| file_names(d).iter().any(|n| names_target(n, t)))
-            })
-            .collect();
-        if missing.is_empty() {
-            return Check::ok(
-                id,
-                "HSA_OVERRIDE_GFX_VERSION unset: ROCm loads code for the GPU's own target",
-            );
+        // gfx1011/gfx1012 without their own code objects but with gfx1010's: 10.1.0 helps.
+        for chip in &chips {
+            let own = chip.gfx_target();
+            if own == "gfx1010" {
+                continue;
+            }
+            if let (Some((false, mut c1)), Some((true, c2))) = (
+                code_for(input, own, rocblas),
+                code_for(input, "gfx1010", rocblas),
+            ) {
+                c1.extend(c2);
+                return Check::warn(
+                    id,
+                    format!("HSA_OVERRIDE_GFX_VERSION unset, and the libraries have no {own} code objects but gfx1010's"),
+                    format!("export HSA_OVERRIDE_GFX_VERSION=10.1.0 (gfx1010 code runs on {own}: a subset of its ISA)"),
+                )
+                .claiming(c1);
+            }
         }
-        return Check::fail(
+        return Check::ok(
             id,
-            format!("HSA_OVERRIDE_GFX_VERSION unset and the installed rocBLAS has no {} code objects: ROCm has nothing to run on this GPU", missing.join("/")),
-            "install a ROCm built for gfx1010 (AMD's rocBLAS packages ship gfx1010 and gfx1012; so do Debian/Ubuntu/Fedora) or, on gfx1011/gfx1012 only, set HSA_OVERRIDE_GFX_VERSION=10.1.0",
+            "HSA_OVERRIDE_GFX_VERSION unset: ROCm loads code for the GPU's own target",
         );
     };
     let Some(target) = override_target(&value) else {
@@ -226,23 +242,45 @@ fn override_check(input: &Input, rocblas: &[PathBuf]) -> Check {
         } else if target == "gfx1010" {
             // LLVM: gfx1011 and gfx1012 are gfx1010 plus dot-product instructions, so gfx1010
             // code runs on them; assumed from the ISA, not tested on hardware.
-            Check::warn(
-                id,
-                format!("HSA_OVERRIDE_GFX_VERSION={value} runs gfx1010 code on {own}: a subset of its ISA, expected to work"),
-                format!("fine if your ROCm has no {own} code objects; otherwise unset it"),
-            )
+            match code_for(input, own, rocblas) {
+                Some((true, claims)) => Check::warn(
+                    id,
+                    format!("HSA_OVERRIDE_GFX_VERSION={value} runs gfx1010 code on {own}, yet the libraries have {own} code objects of their own"),
+                    "unset HSA_OVERRIDE_GFX_VERSION (not needed here)",
+                )
+                .claiming(claims),
+                _ => Check::ok(
+                    id,
+                    format!("HSA_OVERRIDE_GFX_VERSION={value} runs gfx1010 code on {own} (a subset of its ISA): the libraries are judged for gfx1010"),
+                ),
+            }
         } else {
+            let (fix, claims) = match code_for(input, own, rocblas) {
+                Some((true, claims)) => (
+                    format!("unset HSA_OVERRIDE_GFX_VERSION: the libraries in use already have {own} code objects"),
+                    claims,
+                ),
+                Some((false, claims)) => (
+                    format!("unset HSA_OVERRIDE_GFX_VERSION and {INSTALL_TORCH}"),
+                    claims,
+                ),
+                None => (
+                    format!("unset HSA_OVERRIDE_GFX_VERSION and {INSTALL_TORCH}"),
+                    Vec::new(),
+                ),
+            };
             Check::fail(
                 id,
-                format!("HSA_OVERRIDE_GFX_VERSION={value} makes ROCm load {target} code on a {own}, a different ISA: kernels can fault (e.g. HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION) whatever the MTYPE, which also spoils any test of rdna1_mtype"),
-                format!("unset HSA_OVERRIDE_GFX_VERSION and use a ROCm with {own} code objects (see rocm.rocblas)"),
+                format!("HSA_OVERRIDE_GFX_VERSION={value} makes ROCm load {target} code on a {own}, a different ISA: the known cause of HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION on RDNA1 (ROCm #2527, #887; MIOpen #3540), whatever the MTYPE, which also spoils any test of rdna1_mtype"),
+                fix,
             )
+            .claiming(claims)
         };
         if worst.as_ref().is_none_or(|w| c.status > w.status) {
             worst = Some(c);
         }
     }
-    worst.expect("at least one chip")
+    worst.unwrap_or_else(|| Check::warn(id, "not checked: no RDNA1 GPU", "see gpu.rdna1"))
 }
 
 fn rocblas_check(input: &Input, targets: &[String], dirs: &[PathBuf]) -> Check {
@@ -270,10 +308,28 @@ fn rocblas_check(input: &Input, targets: &[String], dirs: &[PathBuf]) -> Check {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    if without.is_empty() {
+    let claims: Vec<Claim> = dirs
+        .iter()
+        .flat_map(|d| {
+            let names = file_names(d);
+            targets.iter().map(move |t| Claim {
+                lib: input.show(d),
+                target: t.clone(),
+                present: names.iter().any(|n| names_target(n, t)),
+            })
+        })
+        .collect();
+    let torch_own = input.stack().lib(Kind::Rocblas).is_some();
+    let c = if without.is_empty() {
         Check::ok(
             id,
             format!("rocBLAS has {want} code objects in {}", list(&with)),
+        )
+    } else if with.is_empty() && torch_own {
+        Check::warn(
+            id,
+            format!("the system rocBLAS in {} has no {want} code objects; your torch brings its own (see torch.rocblas), but other ROCm programs fail", list(&without)),
+            "install a rocBLAS built for gfx1010/gfx1012 (AMD's packages, Debian/Ubuntu librocblas0, Fedora rocblas) for programs other than torch",
         )
     } else if with.is_empty() {
         Check::fail(
@@ -287,7 +343,8 @@ fn rocblas_check(input: &Input, targets: &[String], dirs: &[PathBuf]) -> Check {
             format!("rocBLAS in {} has {want} code objects, in {} not: which one runs depends on the library path", list(&with), list(&without)),
             "make sure your programs load the rocBLAS with gfx1010 code (LD_LIBRARY_PATH, ROCBLAS_TENSILE_LIBPATH)",
         )
-    }
+    };
+    c.claiming(claims)
 }
 
 fn miopen_check(input: &Input, targets: &[String]) -> Check {

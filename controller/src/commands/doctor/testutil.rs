@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::sysroot::SysRoot;
 
-use super::host::Host;
+use super::host::{Host, User};
 use super::{Check, Facts, Input, Status};
 
 /// Options of a kernel rdna1_mtype works on, as in tests/kernel/config/base.config.
@@ -77,11 +77,14 @@ impl Drop for Tree {
     }
 }
 
-/// A host with the given variables and `rustc --version` output.
+/// A host with the given variables, `rustc --version` output, user (default uid 1000 in
+/// no supplementary group) and interpreter answer (default: none can be run).
 #[derive(Default)]
 pub struct FakeHost {
     pub vars: BTreeMap<String, String>,
     pub rustc: Option<String>,
+    pub user: Option<User>,
+    pub python: Option<Result<String, String>>,
 }
 
 impl FakeHost {
@@ -101,17 +104,28 @@ impl Host for FakeHost {
             .clone()
             .ok_or_else(|| "cannot run rustc from PATH: not found".to_owned())
     }
+
+    fn user(&self) -> User {
+        self.user.clone().unwrap_or(User {
+            uid: 1000,
+            gid: 1000,
+            groups: Some(vec![1000]),
+            via_sudo: false,
+        })
+    }
+
+    fn find_torch(&self, python: &Path) -> Result<String, String> {
+        self.python
+            .clone()
+            .unwrap_or_else(|| Err(format!("cannot run {}: not found", python.display())))
+    }
 }
 
 /// Runs `group` on `tree` with `host` and returns the check named `id`.
 pub fn run_check(tree: &Tree, host: &dyn Host, group: fn(&Input) -> Vec<Check>, id: &str) -> Check {
     let root = tree.root();
     let facts = Facts::gather(&root);
-    let input = Input {
-        root: &root,
-        host,
-        facts: &facts,
-    };
+    let input = Input::new(&root, host, &facts, None);
     let checks = group(&input);
     let ids: Vec<_> = checks.iter().map(|c| c.id).collect();
     checks

@@ -93,7 +93,34 @@ fn override_to_gfx1030_on_gfx1010_fails() {
 }
 
 #[test]
-fn override_to_own_target_is_ok_and_gfx1010_on_navi14_warns() {
+fn override_to_gfx1030_names_the_code_already_there() {
+    // The libraries have gfx1010 code: the fix is only to unset the override.
+    let c = check(
+        &tree(&["gfx1010", "gfx1030"]),
+        &with_override("10.3.0"),
+        "rocm.hsa_override",
+    );
+    assert_check(&c, Status::Fail, &["APERTURE_VIOLATION", "#2527"]);
+    assert!(
+        c.fix.as_deref().unwrap().contains("already have gfx1010"),
+        "{c:?}"
+    );
+    // gfx1030-only libraries: unset it and install a gfx101X build; never "keep 10.3.0".
+    let c = check(
+        &tree(&["gfx1030"]),
+        &with_override("10.3.0"),
+        "rocm.hsa_override",
+    );
+    assert_check(&c, Status::Fail, &["gfx1030 code on a gfx1010"]);
+    assert!(c.fix.as_deref().unwrap().contains("gfx101X"), "{c:?}");
+    assert!(
+        c.claims.iter().all(|c| !c.present && c.target == "gfx1010"),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn override_to_own_target_is_ok_and_gfx1010_on_navi14_depends_on_the_code() {
     let t = tree(&["gfx1010"]);
     assert_check(
         &check(&t, &with_override("10.1.0"), "rocm.hsa_override"),
@@ -102,33 +129,48 @@ fn override_to_own_target_is_ok_and_gfx1010_on_navi14_warns() {
     );
     let t = Tree::new();
     t.gpu("0000:03:00.0", 0x7340); // RX 5500 XT, gfx1012
+    t.write(
+        "opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1010.dat",
+        "",
+    );
+    assert_check(
+        &check(&t, &with_override("10.1.0"), "rocm.hsa_override"),
+        Status::Ok,
+        &["gfx1010 code on gfx1012"],
+    );
+    // Unset on a gfx1012 with only gfx1010 code: set 10.1.0.
+    let c = check(&t, &no_env(), "rocm.hsa_override");
+    assert_check(&c, Status::Warn, &["no gfx1012 code objects but gfx1010's"]);
+    assert!(c.fix.unwrap().contains("10.1.0"));
+    // Its own code present: the override is not needed.
+    t.write(
+        "opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1012.dat",
+        "",
+    );
     assert_check(
         &check(&t, &with_override("10.1.0"), "rocm.hsa_override"),
         Status::Warn,
-        &["gfx1010 code on gfx1012"],
+        &["gfx1012 code objects of their own"],
     );
 }
 
 #[test]
-fn unset_override_needs_native_code_objects() {
+fn unset_override_is_ok_and_missing_code_is_the_library_checks_job() {
     assert_check(
         &check(&tree(&["gfx1010"]), &no_env(), "rocm.hsa_override"),
         Status::Ok,
         &["unset"],
     );
-    let c = check(
-        &tree(&["gfx1030", "gfx1100"]),
-        &no_env(),
-        "rocm.hsa_override",
-    );
-    assert_check(&c, Status::Fail, &["no gfx1010 code objects"]);
-    // No rocBLAS at all: nothing to judge by.
-    let t = Tree::new();
-    t.gpu("0000:03:00.0", 0x731f);
+    let t = tree(&["gfx1030", "gfx1100"]);
     assert_check(
         &check(&t, &no_env(), "rocm.hsa_override"),
         Status::Ok,
         &["unset"],
+    );
+    assert_check(
+        &check(&t, &no_env(), "rocm.rocblas"),
+        Status::Fail,
+        &["no gfx1010 code objects"],
     );
 }
 
@@ -141,13 +183,14 @@ fn rocblas_layouts() {
     );
     let c = check(&tree(&["gfx1030"]), &no_env(), "rocm.rocblas");
     assert_check(&c, Status::Fail, &["no gfx1010 code objects"]);
-    // With the override, rocBLAS loads gfx1030 files: judged by those.
+    // A foreign override does not make gfx1030 files right: judged for the GPU's own target
+    // (rocm.hsa_override fails and says to unset it), so the two checks agree.
     let c = check(
         &tree(&["gfx1030"]),
         &with_override("10.3.0"),
         "rocm.rocblas",
     );
-    assert_check(&c, Status::Ok, &["gfx1030"]);
+    assert_check(&c, Status::Fail, &["no gfx1010"]);
     // Debian/Ubuntu librocblas0: /usr/lib/<triplet>/rocblas/<ver>/library.
     let t = Tree::new();
     t.gpu("0000:03:00.0", 0x731f);

@@ -1,0 +1,236 @@
+use std::path::Path;
+
+use super::*;
+use crate::commands::doctor::codeobj::build;
+use crate::commands::doctor::testutil::{assert_check, run_check, FakeHost, Tree};
+use crate::commands::doctor::Status;
+
+/// The committed venv fixtures below `tests/fixtures/doctor-ok/home/owner/`, generated here:
+/// `fixtures_are_up_to_date` compares them, and writes them when RDNA1CTL_WRITE_FIXTURES=1.
+pub fn venv_fixtures() -> Vec<(String, Vec<u8>)> {
+    let cfg = b"home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n".to_vec();
+    let version = |v: &str, hip: &str| {
+        format!(
+            "from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip', 'xpu']\n__version__ = '{v}'\ndebug = False\ncuda: Optional[str] = None\ngit_version = 'fixture'\nhip: Optional[str] = {hip}\nxpu: Optional[str] = None\n"
+        )
+        .into_bytes()
+    };
+    let sp = "lib/python3.12/site-packages";
+    let mut f: Vec<(String, Vec<u8>)> = Vec::new();
+    // TheRock-like gfx101X wheel: torch's kernels in torch/lib, ROCm's libraries beside it in
+    // _rocm_sdk_libraries_gfx101X_dgpu (compressed bundles, as TheRock builds with
+    // --offload-compress).
+    let v = "venv-gfx101x";
+    f.push((format!("{v}/pyvenv.cfg"), cfg.clone()));
+    f.push((format!("{v}/bin/python"), Vec::new()));
+    f.push((format!("{v}/{sp}/torch/__init__.py"), Vec::new()));
+    f.push((
+        format!("{v}/{sp}/torch/version.py"),
+        version("2.9.1+rocm7.10.0a20260401", "'7.10.25475-therock'"),
+    ));
+    let mut fatbin = build::ccob(&["gfx1010", "gfx1011", "gfx1012"], 3, true);
+    fatbin.extend(build::plain(&["gfx10-1-generic"]));
+    f.push((
+        format!("{v}/{sp}/torch/lib/libtorch_hip.so"),
+        build::elf_with_fatbin(&fatbin),
+    ));
+    let sdk = format!("{v}/{sp}/_rocm_sdk_libraries_gfx101X_dgpu/lib");
+    for n in [
+        "TensileLibrary_lazy_gfx1010.dat",
+        "TensileLibrary_lazy_gfx1012.dat",
+        "Kernels.so-000-gfx1010.hsaco",
+        "Kernels.so-000-gfx1012.hsaco",
+    ] {
+        f.push((format!("{sdk}/rocblas/library/{n}"), Vec::new()));
+    }
+    f.push((
+        format!("{sdk}/libMIOpen.so.1.0.71000"),
+        build::elf_with_fatbin(&build::ccob(&["gfx1010", "gfx1012"], 2, false)),
+    ));
+    f.push((format!("{v}/{sp}/_rocm_sdk_core/lib/.keep"), Vec::new()));
+    // pytorch.org-like wheel built without gfx10.1: everything in torch/lib, no gfx101X.
+    let v = "venv-gfx1030";
+    f.push((format!("{v}/pyvenv.cfg"), cfg.clone()));
+    f.push((format!("{v}/bin/python"), Vec::new()));
+    f.push((format!("{v}/{sp}/torch/__init__.py"), Vec::new()));
+    f.push((
+        format!("{v}/{sp}/torch/version.py"),
+        version("2.9.1+rocm6.4", "'6.4.43482-0f2d60242'"),
+    ));
+    f.push((
+        format!("{v}/{sp}/torch/lib/libtorch_hip.so"),
+        build::elf_with_fatbin(&build::ccob(&["gfx1030", "gfx1100", "gfx90a"], 3, true)),
+    ));
+    for n in [
+        "TensileLibrary_lazy_gfx1030.dat",
+        "TensileLibrary_lazy_gfx1100.dat",
+        "Kernels.so-000-gfx1030.hsaco",
+    ] {
+        f.push((
+            format!("{v}/{sp}/torch/lib/rocblas/library/{n}"),
+            Vec::new(),
+        ));
+    }
+    f.push((
+        format!("{v}/{sp}/torch/lib/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"),
+        Vec::new(),
+    ));
+    f.push((
+        format!("{v}/{sp}/torch/lib/libMIOpen.so"),
+        build::elf_with_fatbin(&build::plain(&["gfx1030", "gfx1100"])),
+    ));
+    // A CPU-only torch.
+    let v = "venv-cpu";
+    f.push((format!("{v}/pyvenv.cfg"), cfg));
+    f.push((format!("{v}/bin/python"), Vec::new()));
+    f.push((format!("{v}/{sp}/torch/__init__.py"), Vec::new()));
+    f.push((
+        format!("{v}/{sp}/torch/version.py"),
+        version("2.9.1+cpu", "None"),
+    ));
+    f
+}
+
+const FIXTURE_HOME: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/doctor-ok/home/owner/"
+);
+
+#[test]
+fn fixtures_are_up_to_date() {
+    let write = std::env::var("RDNA1CTL_WRITE_FIXTURES").is_ok_and(|v| v == "1");
+    for (rel, bytes) in venv_fixtures() {
+        let p = Path::new(FIXTURE_HOME).join(&rel);
+        if write {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, &bytes).unwrap();
+        }
+        let have = std::fs::read(&p).unwrap_or_else(|e| {
+            panic!("{}: {e}; run RDNA1CTL_WRITE_FIXTURES=1 cargo test -p rdna1ctl fixtures_are_up_to_date", p.display())
+        });
+        assert!(
+            have == bytes,
+            "{} is stale: regenerate it (RDNA1CTL_WRITE_FIXTURES=1)",
+            p.display()
+        );
+    }
+}
+
+fn tree_with(venv: &str) -> Tree {
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x731f);
+    for (rel, bytes) in venv_fixtures() {
+        if rel.starts_with(venv) {
+            t.write_bytes(&format!("v/{}", &rel[venv.len() + 1..]), &bytes);
+        }
+    }
+    t
+}
+
+fn host() -> FakeHost {
+    FakeHost::default().with_var("VIRTUAL_ENV", "/v")
+}
+
+#[test]
+fn therock_layout_has_gfx101x_everywhere() {
+    let t = tree_with("venv-gfx101x");
+    let c = run_check(&t, &host(), checks, "torch.kernels");
+    assert_check(
+        &c,
+        Status::Ok,
+        &["gfx1010", "libtorch_hip.so", "gfx10-1-generic"],
+    );
+    let c = run_check(&t, &host(), checks, "torch.rocblas");
+    assert_check(
+        &c,
+        Status::Ok,
+        &["_rocm_sdk_libraries_gfx101X_dgpu/lib/rocblas/library"],
+    );
+    let c = run_check(&t, &host(), checks, "torch.miopen");
+    assert_check(&c, Status::Ok, &["libMIOpen.so.1.0.71000"]);
+    let c = run_check(&t, &host(), checks, "torch.hipblaslt");
+    assert_check(&c, Status::Ok, &["bundles no hipBLASLt"]);
+}
+
+#[test]
+fn gfx1030_only_wheel_fails_with_the_symptom() {
+    let t = tree_with("venv-gfx1030");
+    let c = run_check(&t, &host(), checks, "torch.kernels");
+    assert_check(
+        &c,
+        Status::Fail,
+        &[
+            "no gfx1010 code objects",
+            "invalid device function",
+            "gfx1030 gfx1100 gfx90a",
+        ],
+    );
+    assert!(c.fix.unwrap().contains("gfx101X"));
+    let c = run_check(&t, &host(), checks, "torch.rocblas");
+    assert_check(&c, Status::Fail, &["Tensile"]);
+    let c = run_check(&t, &host(), checks, "torch.miopen");
+    assert_check(&c, Status::Fail, &["MIOpen"]);
+    let c = run_check(&t, &host(), checks, "torch.hipblaslt");
+    assert_check(&c, Status::Ok, &["uses rocBLAS on gfx10"]);
+    // 10.3.0 does not make the gfx1030 code right: still judged for gfx1010.
+    let h = host().with_var("HSA_OVERRIDE_GFX_VERSION", "10.3.0");
+    let c = run_check(&t, &h, checks, "torch.kernels");
+    assert_check(&c, Status::Fail, &["no gfx1010"]);
+}
+
+#[test]
+fn cpu_torch_or_none_is_not_checked() {
+    let t = tree_with("venv-cpu");
+    let c = run_check(&t, &host(), checks, "torch.kernels");
+    assert_check(&c, Status::Warn, &["no ROCm PyTorch"]);
+    assert_eq!(c.fix.as_deref(), Some("see python.torch"));
+}
+
+#[test]
+fn a_gfx1012_accepts_the_generic_target_only() {
+    let mut s = BTreeSet::new();
+    s.insert("gfx10-1-generic".to_owned());
+    assert!(covers(&s, "gfx1012"));
+    assert!(!covers(&s, "gfx1030"));
+    s.clear();
+    s.insert("gfx1010".to_owned());
+    assert!(
+        !covers(&s, "gfx1012"),
+        "gfx1010 code needs the 10.1.0 override on gfx1012"
+    );
+}
+
+#[test]
+fn tensile_names() {
+    assert_eq!(
+        targets_in_name("TensileLibrary_lazy_gfx1010.dat"),
+        ["gfx1010"]
+    );
+    assert_eq!(
+        targets_in_name("Kernels.so-000-gfx10-1-generic.hsaco"),
+        ["gfx10-1-generic"]
+    );
+    assert_eq!(
+        targets_in_name(
+            "TensileLibrary_Type_HH_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx90a-xnack+.co"
+        ),
+        ["gfx90a"]
+    );
+    assert!(targets_in_name("gfx.dat").is_empty());
+    assert!(targets_in_name("gfxfoo.dat").is_empty());
+}
+
+#[test]
+fn a_system_rocblas_without_gfx1010_only_warns_when_torch_brings_its_own() {
+    let t = tree_with("venv-gfx101x");
+    t.write(
+        "opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat",
+        "",
+    );
+    let group = crate::commands::doctor::rocm::checks;
+    let c = run_check(&t, &host(), group, "rocm.rocblas");
+    assert_check(&c, Status::Warn, &["brings its own (see torch.rocblas)"]);
+    // Without a venv the same system rocBLAS is what torch would load: a failure.
+    let c = run_check(&t, &FakeHost::default(), group, "rocm.rocblas");
+    assert_check(&c, Status::Fail, &["no gfx1010"]);
+}
