@@ -318,7 +318,11 @@ mod tests {
         assert_eq!(j.verdict, "incomplete");
         assert!(j.summary.contains("audit and enforce"), "{}", j.summary);
         let j = judge(&NotRun, &NotRun, &NotRun, v);
-        assert!(j.summary.contains("under off, audit and enforce:"), "{}", j.summary);
+        assert!(
+            j.summary.contains("under off, audit and enforce:"),
+            "{}",
+            j.summary
+        );
     }
 
     #[test]

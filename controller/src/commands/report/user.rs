@@ -460,4 +460,30 @@ mod tests {
         assert!(envs.contains(&("USER".into(), Some("alice".into()))));
         assert!(envs.contains(&("SUDO_UID".into(), None)), "{envs:?}");
     }
+
+    #[test]
+    fn the_command_really_runs_as_the_user_with_its_groups() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipped: dropping privileges needs root");
+            return;
+        }
+        let r = RunAs {
+            uid: 65534,
+            gid: 65533,
+            groups: vec![65533, 44],
+            name: None,
+            home: None,
+            source: "SUDO_UID",
+        };
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "id -u; id -g; id -G; ps -o pgid= -p $$ 2>/dev/null || true",
+        ]);
+        r.apply(&mut cmd);
+        let o = cmd.output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        assert_eq!(&lines[..3], ["65534", "65533", "65533 44"], "{out}");
+    }
 }
