@@ -229,7 +229,7 @@ pub struct ReportArgs {
     /// Write the report here (default: rdna1-report-DATE.json in the current directory).
     #[arg(long, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// Stop each run after S seconds (its process group is killed; default 600).
+    /// Stop each run after S seconds (its whole process group is killed).
     #[arg(long, value_name = "S", default_value = "600", value_parser = parse_duration)]
     pub timeout: f64,
     /// Run the command as NAME (or a numeric uid): needed as real root, where no SUDO_UID or

@@ -257,19 +257,26 @@ impl RunAs {
             cmd.env("USER", name).env("LOGNAME", name);
         }
         cmd.process_group(0);
-        let groups: Vec<Gid> = self.groups.iter().copied().map(Gid::from_raw).collect();
-        let (uid, gid) = (Uid::from_raw(self.uid), Gid::from_raw(self.gid));
-        // SAFETY: the closure runs in the forked child before exec and only makes system
-        // calls (setgroups, setgid, setuid), which are async-signal-safe; it allocates nothing
-        // (the group list was built before the fork).
+        let groups: Vec<nix::libc::gid_t> = self.groups.clone();
+        let (uid, gid) = (self.uid, self.gid);
+        // SAFETY: the closure runs in the forked child before exec and only makes raw system
+        // calls, which are async-signal-safe; it allocates nothing (the group list was built
+        // before the fork). Raw calls, not libc's wrappers: the child has one thread, and
+        // glibc's wrappers would broadcast the change to the parent's threads (setxid), which
+        // a static glibc that has loaded NSS modules gets wrong (ENOSYS, seen in the VM).
         unsafe {
             cmd.pre_exec(move || {
-                // Groups and group first: after setuid they can no longer be changed.
-                nix::unistd::setgroups(&groups)?;
-                nix::unistd::setgid(gid)?;
-                nix::unistd::setuid(uid)?;
+                use nix::libc::{syscall, SYS_setgroups, SYS_setresgid, SYS_setresuid};
+                let check = |r: nix::libc::c_long| match r {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                };
+                // Groups and group first: after the uid they can no longer be changed.
+                check(syscall(SYS_setgroups, groups.len(), groups.as_ptr()))?;
+                check(syscall(SYS_setresgid, gid, gid, gid))?;
+                check(syscall(SYS_setresuid, uid, uid, uid))?;
                 // A process that could regain root would not have dropped it.
-                if nix::unistd::setuid(Uid::from_raw(0)).is_ok() {
+                if syscall(SYS_setresuid, 0u32, 0u32, 0u32) == 0 {
                     return Err(std::io::Error::other("could not drop root"));
                 }
                 Ok(())
