@@ -269,18 +269,14 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
     Ok(code)
 }
 
-/// A run's outcome as the judgement sees it: an interrupted run did not happen; a command
-/// that could not start failed (exit 127, as a shell says it).
+/// A run's outcome as the judgement sees it: an interrupted run, or a command that could not
+/// be started, did not happen (the experiment stops there).
 fn run_outcome(r: &RunJson) -> Outcome {
-    if r.record.interrupted {
+    if r.record.interrupted || r.record.spawn_error.is_some() {
         return Outcome::NotRun;
     }
-    let exit_code = match &r.record.spawn_error {
-        Some(_) => Some(127),
-        None => r.record.exit_code,
-    };
     Outcome::of(Failure {
-        exit_code,
+        exit_code: r.record.exit_code,
         signal: r.record.signal,
         timed_out: r.record.timed_out,
         faults: r.faults.len(),
@@ -339,10 +335,22 @@ impl Experiment<'_> {
             let policy = guard.set_mode(mode)?;
             let run = self.one_run(mode, (&policy).into(), progress);
             let interrupted = run.record.interrupted;
+            let spawn_error = run.record.spawn_error.clone();
             doc.runs.push(run);
             if interrupted {
                 doc.interrupted = true;
                 break;
+            }
+            // A command that cannot start will not start under the next mode either.
+            if let Some(e) = spawn_error {
+                return Err(coded(
+                    Code::Error,
+                    format!(
+                        "{e} (as {}): give a command that user can run (a full path, or sudo -E \
+                         for your PATH)",
+                        self.run_as.describe()
+                    ),
+                ));
             }
         }
         Ok(())
@@ -421,5 +429,46 @@ impl Experiment<'_> {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         format!("{} as {}", a.join(" "), self.run_as.describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdna1_mtype_shared::policy::Policy;
+
+    fn run(record: workload::Record, faults: usize) -> RunJson {
+        RunJson {
+            mode: "off",
+            policy: (&Policy::DEFAULT).into(),
+            outcome: "",
+            record,
+            faults: vec![kmsg::Fault::default(); faults],
+            kmsg_error: None,
+            verify: SubDoc::default(),
+            events: vec![],
+            events_error: None,
+        }
+    }
+
+    #[test]
+    fn a_run_that_did_not_happen_is_not_judged() {
+        let ok = workload::Record {
+            exit_code: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(run_outcome(&run(ok.clone(), 0)), Outcome::Pass);
+        assert_eq!(run_outcome(&run(ok.clone(), 2)).name(), "fail");
+        let cut = workload::Record {
+            interrupted: true,
+            ..ok.clone()
+        };
+        assert_eq!(run_outcome(&run(cut, 0)), Outcome::NotRun);
+        let never = workload::Record {
+            exit_code: None,
+            spawn_error: Some("could not start x: No such file or directory".into()),
+            ..ok
+        };
+        assert_eq!(run_outcome(&run(never, 0)), Outcome::NotRun);
     }
 }
