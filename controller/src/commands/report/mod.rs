@@ -304,10 +304,12 @@ impl Experiment<'_> {
         let mut guard = Restore::record(&dev)?;
         doc.policy_before = Some(guard.before().into());
         let runs = self.runs(&mut guard, doc, progress);
+        let changed = guard.changed();
         let restored = guard.restore();
-        doc.policy_restored = Some(restored.is_ok());
+        doc.policy_restored = changed.then_some(restored.is_ok());
         doc.policy_after = Device::policy(&dev).ok().map(|p| (&p).into());
         match &restored {
+            Ok(()) if !changed => {}
             Ok(()) => progress.line(&format!(
                 "policy put back (mode {})",
                 doc.policy_before.as_ref().map_or("?", |p| p.mode)

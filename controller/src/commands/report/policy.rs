@@ -45,6 +45,11 @@ impl<'a, D: PolicyDevice> Restore<'a, D> {
         &self.before
     }
 
+    /// Whether a mode was set (and so something is to be put back).
+    pub fn changed(&self) -> bool {
+        self.changed
+    }
+
     /// Sets the recorded policy with mode `mode` (scope, VM scope and classes as they were) and
     /// returns the policy the module reads back.
     pub fn set_mode(&mut self, mode: Mode) -> Result<Policy> {
