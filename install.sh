@@ -18,7 +18,7 @@ die() { say "$*"; exit 1; }
 live() { [ -z "$DESTDIR" ]; }
 # rdna1ctl's subcommands, one man page each (rdna1ctl-NAME.8); a cargo test (cli_contract.rs)
 # keeps this list equal to the command line's.
-commands="status enable disable set apply layout events verify doctor check-kernel completions man"
+commands="status enable disable set apply layout events verify doctor report check-kernel completions man"
 
 # "SOURCE DEST MODE" per line; SOURCE is relative to the tree, or @name for generated files.
 files() {
@@ -33,6 +33,8 @@ files() {
 	echo "dist/systemd/rdna1-mtype.service $PREFIX/lib/systemd/system/rdna1-mtype.service 644"
 	echo "dist/udev/70-rdna1-mtype.rules $PREFIX/lib/udev/rules.d/70-rdna1-mtype.rules 644"
 	echo "dist/modprobe.d/rdna1-mtype.conf $PREFIX/lib/modprobe.d/rdna1-mtype.conf 644"
+	# The workload `rdna1ctl report` runs by default (it looks in PREFIX/share/rdna1-mtype/).
+	echo "dist/field-kit/conv2d.py $PREFIX/share/rdna1-mtype/conv2d.py 644"
 	for d in README.md docs/INSTALL.md docs/CLI.md docs/DESIGN.md docs/ABI.md; do
 		[ -e "$top/$d" ] && echo "$d $PREFIX/share/doc/rdna1-mtype/$(basename "$d") 644"
 	done
@@ -110,6 +112,7 @@ do_uninstall() {
 	fi
 	# Our own directories, if now empty; shared ones (share/man/man8, ...) stay.
 	for d in "$src/kmod" "$src/shared/src" "$src/shared" "$src" "$PREFIX/share/doc/rdna1-mtype" \
+		"$PREFIX/share/rdna1-mtype" \
 		"$SYSCONFDIR/rdna1-mtype"; do
 		rmdir "$DESTDIR$d" 2>/dev/null || true
 	done

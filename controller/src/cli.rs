@@ -155,6 +155,22 @@ pub enum Command {
     ///
     /// Examples: `rdna1ctl doctor`, `rdna1ctl doctor --python ~/rocm-venv/bin/python`
     Doctor(DoctorArgs),
+    /// Run the experiment an RDNA1 owner can report (root only): doctor and status, then the
+    /// owner's command under mode off, audit and enforce, each with verify, the module's events
+    /// and the GPU faults in the kernel log around it; one JSON file and a summary of what the
+    /// runs show.
+    ///
+    /// The command never runs as root: as the user who ran sudo (SUDO_UID/SUDO_GID) or pkexec
+    /// (PKEXEC_UID), with that user's groups (render, video: /dev/kfd), HOME, USER and LOGNAME;
+    /// as real root, give --user. It keeps this process's environment otherwise: sudo resets
+    /// it (PATH too), so use `sudo -E`, `--python /path/to/venv/bin/python3` or a full path.
+    /// The default command is the Conv2d forward + backward script shipped with rdna1ctl
+    /// (/usr/share/rdna1-mtype/conv2d.py). The policy in force before is put back afterwards,
+    /// also on an error, Ctrl-C or SIGTERM. Exits 0 when the three runs were recorded (whatever
+    /// they show), 5 without the module (the file then holds doctor and status).
+    ///
+    /// Example: `sudo -E rdna1ctl report`, `sudo rdna1ctl report -- ./venv/bin/python train.py`
+    Report(ReportArgs),
     /// Check whether a kernel can be hooked, from that kernel's own amdgpu BTF: the prototype
     /// of gmc_v10_0_get_vm_pte (Linux 6.18 and later) and every amdgpu member the module
     /// reads. Prints the offsets found, or each difference. Exits 0 if hookable, 3 if not.
@@ -218,6 +234,30 @@ pub struct VerifyArgs {
     /// Only updates of process P's GPU VMs (amdgpu records the VM owner's pid).
     #[arg(long, value_name = "P")]
     pub pid: Option<u32>,
+}
+
+/// Options of `rdna1ctl report`.
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Write the report here (default: rdna1-report-DATE.json in the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Stop each run after S seconds (its whole process group is killed).
+    #[arg(long, value_name = "S", default_value = "600", value_parser = parse_duration)]
+    pub timeout: f64,
+    /// Run the command as NAME (or a numeric uid): needed as real root, where no SUDO_UID or
+    /// PKEXEC_UID says who invoked rdna1ctl. Never root.
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// The Python that runs the default Conv2d script (default: python3 on PATH).
+    #[arg(long, value_name = "PATH", conflicts_with = "command")]
+    pub python: Option<PathBuf>,
+    /// The Conv2d script to run instead of the shipped one.
+    #[arg(long, value_name = "PATH", conflicts_with = "command")]
+    pub script: Option<PathBuf>,
+    /// The command to run instead of the Conv2d script, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// The longest `verify --duration`: a week. Longer windows are `--until-interrupt`'s; the bound

@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod events;
 pub mod layout;
 pub mod man;
+pub mod report;
 pub mod set;
 pub mod status;
 pub mod verify;
@@ -55,6 +56,7 @@ pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
         Command::Events { follow } => events::run(ctx, follow, out).map(|()| Code::Ok),
         Command::Verify(args) => verify::run(ctx, &args, out),
         Command::Doctor(args) => doctor::run(ctx, &args, out),
+        Command::Report(args) => report::run(ctx, &args, out),
         Command::CheckKernel { kver } => check_kernel::run(ctx, kver.as_deref(), out),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rdna1ctl", out);

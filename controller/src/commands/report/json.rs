@@ -1,0 +1,263 @@
+//! The report document (docs/CLI.md, `rdna1ctl report`), written to the file and, under
+//! `--json`, to stdout, in the envelope every command's document has.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::judge::Judgement;
+use super::kmsg::Fault;
+use super::sub::SubDoc;
+use super::user::RunAs;
+use super::workload::Record;
+use crate::output::PolicyJson;
+
+/// The whole report.
+#[derive(Debug, Serialize)]
+pub struct ReportJson {
+    pub rdna1ctl_version: &'static str,
+    /// When the report started, UTC, `2026-11-24T12:00:00Z`.
+    pub started_at: String,
+    /// The running kernel's release, if readable.
+    pub kernel: Option<String>,
+    /// The file this document was written to.
+    pub output: String,
+    /// Who ran the command.
+    pub run_as: Option<RunAs>,
+    pub workload: WorkloadJson,
+    pub doctor: SubDoc,
+    pub status: SubDoc,
+    /// The policy found before the runs (null: the device could not be read).
+    pub policy_before: Option<PolicyJson>,
+    /// The policy read back after it was put back.
+    pub policy_after: Option<PolicyJson>,
+    /// Whether the policy was put back exactly; null when it was never changed.
+    pub policy_restored: Option<bool>,
+    /// One per mode run, in the order off, audit, enforce.
+    pub runs: Vec<RunJson>,
+    /// Ctrl-C or SIGTERM ended the experiment early.
+    pub interrupted: bool,
+    /// Why the experiment stopped before its end (module not loaded, ...), if it did.
+    pub error: Option<String>,
+    /// rdna1ctl's exit code.
+    pub exit_code: u8,
+    #[serde(flatten)]
+    pub judgement: Judgement,
+}
+
+/// What the runs execute.
+#[derive(Debug, Serialize)]
+pub struct WorkloadJson {
+    pub argv: Vec<String>,
+    /// The shipped Conv2d script (no command given).
+    pub default_script: bool,
+    pub timeout_s: f64,
+}
+
+/// One run.
+#[derive(Debug, Serialize)]
+pub struct RunJson {
+    /// `off`, `audit` or `enforce`.
+    pub mode: &'static str,
+    /// The policy in force during the run, as read back.
+    pub policy: PolicyJson,
+    /// `pass` (exit 0, no GPU fault), `fail`, or `not_run` (interrupted).
+    pub outcome: &'static str,
+    #[serde(flatten)]
+    pub record: Record,
+    /// amdgpu's page-fault reports in the kernel log during the run.
+    pub faults: Vec<Fault>,
+    /// Why the kernel log could not be read, if it could not (faults is then empty).
+    pub kmsg_error: Option<String>,
+    /// `rdna1ctl verify` around the run.
+    pub verify: SubDoc,
+    /// The module's decisions logged during the run (as `rdna1ctl events --json` has them).
+    pub events: Vec<Value>,
+    pub events_error: Option<String>,
+}
+
+/// Seconds since the epoch as (year, month, day, hour, minute, second), UTC.
+pub fn civil(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days_from_civil, inverted.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (
+        y,
+        m,
+        d,
+        (rem / 3600) as u32,
+        (rem / 60 % 60) as u32,
+        (rem % 60) as u32,
+    )
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `2026-11-24T12:00:00Z` for `secs`.
+pub fn rfc3339(secs: u64) -> String {
+    let (y, mo, d, h, mi, s) = civil(secs);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// The default file name for `secs`: `rdna1-report-20261124-120000.json`.
+pub fn default_name(secs: u64) -> String {
+    let (y, mo, d, h, mi, s) = civil(secs);
+    format!("rdna1-report-{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}.json")
+}
+
+/// Now, in seconds since the epoch.
+pub fn now() -> u64 {
+    now_secs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::report::judge::{judge, Outcome, Verified};
+    use rdna1_mtype_shared::policy::{Classes, Mode, Policy, Scope, VmScope};
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_523_696), "2026-11-24T12:34:56Z");
+        assert_eq!(
+            default_name(1_795_523_696),
+            "rdna1-report-20261124-123456.json"
+        );
+    }
+
+    #[test]
+    fn the_document_shape() {
+        let p = Policy {
+            mode: Mode::Enforce,
+            scope: Scope::Rdna1,
+            classes: Classes::DEFAULT,
+            vm_scope: VmScope::Compute,
+        };
+        let run = |mode| RunJson {
+            mode,
+            policy: (&p).into(),
+            outcome: "pass",
+            record: Record {
+                exit_code: Some(0),
+                duration_s: 1.5,
+                ..Default::default()
+            },
+            faults: vec![],
+            kmsg_error: None,
+            verify: SubDoc::default(),
+            events: vec![],
+            events_error: None,
+        };
+        let doc = ReportJson {
+            rdna1ctl_version: "0.1.0",
+            started_at: rfc3339(0),
+            kernel: Some("7.2.0".into()),
+            output: "/tmp/r.json".into(),
+            run_as: None,
+            workload: WorkloadJson {
+                argv: vec!["true".into()],
+                default_script: false,
+                timeout_s: 600.0,
+            },
+            doctor: SubDoc::default(),
+            status: SubDoc::default(),
+            policy_before: Some((&p).into()),
+            policy_after: Some((&p).into()),
+            policy_restored: Some(true),
+            runs: vec![run("off"), run("audit"), run("enforce")],
+            interrupted: false,
+            error: None,
+            exit_code: 0,
+            judgement: judge(&Outcome::Pass, &Outcome::Pass, &Outcome::Pass, Verified::Ok),
+        };
+        let mut v = Vec::new();
+        crate::output::json("report", &doc, &mut v).unwrap();
+        let j: Value = serde_json::from_slice(&v).unwrap();
+        assert_eq!(j["command"], "report");
+        assert_eq!(j["schema_version"], 1);
+        assert_eq!(j["verdict"], "not_reproduced");
+        assert!(j["summary"].as_str().unwrap().contains("did not reproduce"));
+        let modes: Vec<&str> = j["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["mode"].as_str().unwrap())
+            .collect();
+        assert_eq!(modes, ["off", "audit", "enforce"]);
+        let r = &j["runs"][2];
+        for k in [
+            "policy",
+            "outcome",
+            "exit_code",
+            "signal",
+            "timed_out",
+            "interrupted",
+            "duration_s",
+            "spawn_error",
+            "stdout_tail",
+            "stderr_tail",
+            "faults",
+            "kmsg_error",
+            "verify",
+            "events",
+            "events_error",
+        ] {
+            assert!(r.get(k).is_some(), "runs[] lacks {k}: {r}");
+        }
+        assert_eq!(r["policy"]["mode"], "enforce");
+        for k in [
+            "rdna1ctl_version",
+            "started_at",
+            "kernel",
+            "output",
+            "run_as",
+            "workload",
+            "doctor",
+            "status",
+            "policy_before",
+            "policy_after",
+            "policy_restored",
+            "interrupted",
+            "error",
+            "exit_code",
+            "notes",
+        ] {
+            assert!(j.get(k).is_some(), "report lacks {k}");
+        }
+        // snake_case keys everywhere.
+        fn keys(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => m.iter().for_each(|(k, v)| {
+                    out.push(k.clone());
+                    keys(v, out)
+                }),
+                Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+                _ => {}
+            }
+        }
+        let mut all = Vec::new();
+        keys(&j, &mut all);
+        assert!(
+            all.iter().all(|k| k
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')),
+            "{all:?}"
+        );
+    }
+}

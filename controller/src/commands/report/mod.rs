@@ -1,0 +1,482 @@
+//! `rdna1ctl report`: the experiment an RDNA1 owner can run and attach to a bug. doctor and
+//! status, then the owner's command (default: the shipped Conv2d script) under mode off,
+//! audit and enforce, each with verify, the module's events and the kernel log's GPU faults
+//! around it; one JSON file and a summary of what the runs show (docs/CLI.md, report).
+//!
+//! One job per file: who runs the command (`user`), which command (`script`), running it
+//! (`workload`), verify around it (`watch`), the kernel log (`kmsg`), the other commands'
+//! documents (`sub`), the policy put back (`policy`), the conclusion (`judge`), the document
+//! (`json`), the text (`render`) and the progress on stderr (`progress`).
+
+mod json;
+mod judge;
+mod kmsg;
+mod policy;
+mod progress;
+mod render;
+mod script;
+mod sub;
+mod user;
+mod watch;
+mod workload;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rdna1_mtype_shared::policy::Mode;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+use crate::cli::ReportArgs;
+use crate::exit::{self, coded, Code};
+use crate::module::control::{self, Device};
+use crate::output;
+use crate::trace::tracefs::Tracefs;
+use crate::Ctx;
+use json::{ReportJson, RunJson, WorkloadJson};
+use judge::{Failure, Outcome, Verified};
+use policy::Restore;
+use progress::Progress;
+use sub::SubDoc;
+use user::{Invoker, RunAs};
+
+/// SIGINT, SIGTERM and SIGHUP only raise a flag: the run in progress is ended, the policy put
+/// back and the report written. (Every further one too: the policy must be put back.)
+struct Signals {
+    flag: Arc<AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Signals {
+    fn install() -> Result<Signals> {
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut ids = Vec::new();
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            ids.push(signal_hook::flag::register(sig, Arc::clone(&flag))?);
+        }
+        Ok(Signals { flag, ids })
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// The report file, created (new, next to its final name) before anything runs, so that a
+/// path that cannot be written fails first; moved into place at the end. Writing root's file
+/// into a directory the user controls this way never follows a link the user put there.
+struct ReportFile {
+    tmp: PathBuf,
+    file: File,
+    path: PathBuf,
+}
+
+impl ReportFile {
+    fn create(path: PathBuf) -> Result<ReportFile> {
+        let dir = path.parent().unwrap_or(Path::new("/"));
+        let name = path.file_name().map_or_else(
+            || "rdna1-report".into(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| {
+                coded(
+                    Code::Error,
+                    format!(
+                        "cannot write the report next to {}: {e}: give --output PATH in a \
+                         directory root can write",
+                        path.display()
+                    ),
+                )
+            })?;
+        Ok(ReportFile { tmp, file, path })
+    }
+
+    /// Writes `doc`, gives the file to `owner` (the user who asked for it) and moves it into
+    /// place.
+    fn finish(mut self, doc: &ReportJson, owner: Option<&RunAs>) -> Result<()> {
+        let mut buf = Vec::new();
+        output::json("report", doc, &mut buf)?;
+        let r = (|| -> Result<()> {
+            self.file.write_all(&buf)?;
+            self.file.sync_all()?;
+            if let Some(u) = owner {
+                std::os::unix::fs::fchown(&self.file, Some(u.uid), Some(u.gid))?;
+            }
+            std::fs::rename(&self.tmp, &self.path)?;
+            Ok(())
+        })();
+        if r.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        r.with_context(|| format!("writing {}", self.path.display()))
+    }
+
+    fn abandon(self) {
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// Everything a run needs.
+struct Experiment<'a> {
+    ctx: &'a Ctx,
+    exe: PathBuf,
+    argv: Vec<OsString>,
+    run_as: RunAs,
+    timeout: Duration,
+    stop: Arc<AtomicBool>,
+    tracefs: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(coded(
+            Code::Permission,
+            "report needs root (it sets the policy and traces GPU page-table updates): run \
+             `sudo -E rdna1ctl report`; your command still runs as you",
+        ));
+    }
+    let target = user::decide(&Invoker::from_env(args.user.clone()))?;
+    let run_as = user::resolve(&target, &user::System)?;
+    let exe = std::env::current_exe().context("finding rdna1ctl's own binary (for verify)")?;
+    let argv = script::argv(
+        &args.command,
+        args.python.as_deref(),
+        args.script.as_deref(),
+        &exe,
+    )?;
+    let started = json::now();
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(json::default_name(started)));
+    let path = std::path::absolute(&path).unwrap_or(path);
+    let file = ReportFile::create(path.clone())?;
+    let signals = match Signals::install() {
+        Ok(s) => s,
+        Err(e) => {
+            file.abandon();
+            return Err(e.context("installing signal handlers"));
+        }
+    };
+    let mut progress = Progress::stderr();
+
+    let mut doc = ReportJson {
+        rdna1ctl_version: env!("CARGO_PKG_VERSION"),
+        started_at: json::rfc3339(started),
+        kernel: ctx
+            .root
+            .read_attr(&ctx.root.path("/proc/sys/kernel/osrelease"))
+            .ok()
+            .flatten(),
+        output: path.display().to_string(),
+        run_as: Some(run_as.clone()),
+        workload: WorkloadJson {
+            argv: argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            default_script: args.command.is_empty(),
+            timeout_s: args.timeout,
+        },
+        doctor: SubDoc::default(),
+        status: SubDoc::default(),
+        policy_before: None,
+        policy_after: None,
+        policy_restored: None,
+        runs: Vec::new(),
+        interrupted: false,
+        error: None,
+        exit_code: 0,
+        judgement: judge::judge(
+            &Outcome::NotRun,
+            &Outcome::NotRun,
+            &Outcome::NotRun,
+            Verified::Unknown,
+        ),
+    };
+    progress.line("doctor");
+    // Doctor judges the Python the runs use, when --python names it.
+    let python = args.python.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let mut doctor_args = vec!["doctor"];
+    if let Some(p) = &python {
+        doctor_args.extend(["--python", p.as_str()]);
+    }
+    doc.doctor = sub::run_json(&ctx.root, &doctor_args);
+    progress.line("status");
+    doc.status = sub::run_json(&ctx.root, &["status"]);
+
+    let exp = Experiment {
+        ctx,
+        exe,
+        argv,
+        run_as,
+        timeout: Duration::try_from_secs_f64(args.timeout).unwrap_or(Duration::from_secs(600)),
+        stop: Arc::clone(&signals.flag),
+        tracefs: Tracefs::locate(&ctx.root).ok().map(|t| t.dir().to_owned()),
+    };
+    let code = match exp.all_runs(&mut doc, &mut progress) {
+        Ok(()) if doc.interrupted => {
+            doc.error = Some("interrupted (Ctrl-C or SIGTERM): the runs were cut short".into());
+            Code::Error
+        }
+        Ok(()) => Code::Ok,
+        Err(e) => {
+            doc.error = Some(exit::message(&e));
+            exit::code_of(&e)
+        }
+    };
+    drop(signals);
+    doc.exit_code = code as u8;
+    let verified = match doc.runs.iter().find(|r| r.mode == "enforce") {
+        Some(r) => match r.verify.str_field("result") {
+            Some("ok") => Verified::Ok,
+            Some(_) => Verified::Violations,
+            None => Verified::Unknown,
+        },
+        None => Verified::Unknown,
+    };
+    let outcome = |mode: &str| {
+        doc.runs
+            .iter()
+            .find(|r| r.mode == mode)
+            .map_or(Outcome::NotRun, run_outcome)
+    };
+    doc.judgement = judge::judge(
+        &outcome("off"),
+        &outcome("audit"),
+        &outcome("enforce"),
+        verified,
+    );
+
+    let written = file.finish(&doc, exp.run_as_owner());
+    if ctx.json {
+        output::json("report", &doc, out)?;
+    } else {
+        render::human(&doc, out)?;
+    }
+    if let Some(e) = &doc.error {
+        progress.line(&format!("stopped: {e}"));
+    }
+    written?;
+    Ok(code)
+}
+
+/// A run's outcome as the judgement sees it: an interrupted run, or a command that could not
+/// be started, did not happen (the experiment stops there).
+fn run_outcome(r: &RunJson) -> Outcome {
+    if r.record.interrupted || r.record.spawn_error.is_some() {
+        return Outcome::NotRun;
+    }
+    Outcome::of(Failure {
+        exit_code: r.record.exit_code,
+        signal: r.record.signal,
+        timed_out: r.record.timed_out,
+        faults: r.faults.len(),
+    })
+}
+
+impl Experiment<'_> {
+    fn run_as_owner(&self) -> Option<&RunAs> {
+        Some(&self.run_as)
+    }
+
+    /// Opens the device, records the policy, runs every mode and puts the policy back
+    /// (whatever happened), recording each step in `doc`.
+    fn all_runs(&self, doc: &mut ReportJson, progress: &mut Progress) -> Result<()> {
+        let dev = control::open(&self.ctx.root).map_err(|e| match exit::code_of(&e) {
+            Code::NoModule => coded(
+                Code::NoModule,
+                format!(
+                    "{}: nothing was run (the report holds doctor and status)",
+                    exit::message(&e)
+                ),
+            ),
+            _ => e,
+        })?;
+        let mut guard = Restore::record(&dev)?;
+        doc.policy_before = Some(guard.before().into());
+        let runs = self.runs(&mut guard, doc, progress);
+        let changed = guard.changed();
+        let restored = guard.restore();
+        doc.policy_restored = changed.then_some(restored.is_ok());
+        doc.policy_after = Device::policy(&dev).ok().map(|p| (&p).into());
+        match &restored {
+            Ok(()) if !changed => {}
+            Ok(()) => progress.line(&format!(
+                "policy put back (mode {})",
+                doc.policy_before.as_ref().map_or("?", |p| p.mode)
+            )),
+            Err(e) => progress.line(&format!(
+                "could NOT put the policy back: {}",
+                exit::message(e)
+            )),
+        }
+        runs?;
+        restored.context("putting the policy back")
+    }
+
+    fn runs(
+        &self,
+        guard: &mut Restore<'_, Device>,
+        doc: &mut ReportJson,
+        progress: &mut Progress,
+    ) -> Result<()> {
+        for mode in [Mode::Off, Mode::Audit, Mode::Enforce] {
+            if self.stop.load(Ordering::Relaxed) {
+                doc.interrupted = true;
+                break;
+            }
+            let policy = guard.set_mode(mode)?;
+            let run = self.one_run(mode, (&policy).into(), progress);
+            let interrupted = run.record.interrupted;
+            let spawn_error = run.record.spawn_error.clone();
+            doc.runs.push(run);
+            if interrupted {
+                doc.interrupted = true;
+                break;
+            }
+            // A command that cannot start will not start under the next mode either.
+            if let Some(e) = spawn_error {
+                return Err(coded(
+                    Code::Error,
+                    format!(
+                        "{e} (as {}): give a command that user can run (a full path, or sudo -E \
+                         for your PATH)",
+                        self.run_as.describe()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// One run under `mode`: verify started, the kernel log and the module's log marked, the
+    /// command, then what each saw.
+    fn one_run(&self, mode: Mode, policy: output::PolicyJson, progress: &mut Progress) -> RunJson {
+        let root = &self.ctx.root;
+        let label = mode.name();
+        let (_, logged_before, _) = sub::events_since(root, u64::MAX);
+        progress.line(&format!("{label}: starting verify"));
+        let base = (!root.is_host()).then(|| root.base());
+        let watch = watch::Watch::start(&self.exe, base, self.tracefs.as_deref(), &self.stop);
+        let mut kmsg = kmsg::Kmsg::open(&root.path("/dev/kmsg"));
+        progress.line(&format!("{label}: running {}", self.argv_text()));
+        let record = workload::run(
+            &self.argv,
+            Some(&self.run_as),
+            self.timeout,
+            &self.stop,
+            progress,
+            label,
+        );
+        let (faults, kmsg_error) = match kmsg.as_mut().map_err(|e| e.to_string()) {
+            Ok(k) => match k.read_new() {
+                Ok(lines) => (kmsg::faults(&lines), None),
+                Err(e) => (Vec::new(), Some(format!("reading /dev/kmsg: {e}"))),
+            },
+            Err(e) => (Vec::new(), Some(format!("opening /dev/kmsg: {e}"))),
+        };
+        let verify = match watch {
+            Ok(w) => w.finish(),
+            Err(e) => SubDoc {
+                error: Some(e),
+                ..SubDoc::default()
+            },
+        };
+        let (events_doc, _, events) = sub::events_since(root, logged_before.unwrap_or(0));
+        let events_error = match logged_before {
+            Some(_) => events_doc.error.clone(),
+            None => Some("the module's event log could not be read before the run".into()),
+        };
+        let mut run = RunJson {
+            mode: label,
+            policy,
+            outcome: "",
+            record,
+            faults,
+            kmsg_error,
+            verify,
+            events,
+            events_error,
+        };
+        let o = run_outcome(&run);
+        run.outcome = o.name();
+        let how = match &o {
+            Outcome::Fail(f) => format!(" ({})", f.describe()),
+            _ => String::new(),
+        };
+        progress.line(&format!(
+            "{label}: {}{how} in {:.1} s; verify {}; {} GPU faults; {} module events",
+            run.outcome,
+            run.record.duration_s,
+            run.verify.str_field("result").unwrap_or("gave no result"),
+            run.faults.len(),
+            run.events.len()
+        ));
+        run
+    }
+
+    fn argv_text(&self) -> String {
+        let a: Vec<String> = self
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        format!("{} as {}", a.join(" "), self.run_as.describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdna1_mtype_shared::policy::Policy;
+
+    fn run(record: workload::Record, faults: usize) -> RunJson {
+        RunJson {
+            mode: "off",
+            policy: (&Policy::DEFAULT).into(),
+            outcome: "",
+            record,
+            faults: vec![kmsg::Fault::default(); faults],
+            kmsg_error: None,
+            verify: SubDoc::default(),
+            events: vec![],
+            events_error: None,
+        }
+    }
+
+    #[test]
+    fn a_run_that_did_not_happen_is_not_judged() {
+        let ok = workload::Record {
+            exit_code: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(run_outcome(&run(ok.clone(), 0)), Outcome::Pass);
+        assert_eq!(run_outcome(&run(ok.clone(), 2)).name(), "fail");
+        let cut = workload::Record {
+            interrupted: true,
+            ..ok.clone()
+        };
+        assert_eq!(run_outcome(&run(cut, 0)), Outcome::NotRun);
+        let never = workload::Record {
+            exit_code: None,
+            spawn_error: Some("could not start x: No such file or directory".into()),
+            ..ok
+        };
+        assert_eq!(run_outcome(&run(never, 0)), Outcome::NotRun);
+    }
+}

@@ -1,0 +1,234 @@
+//! One run of the owner's command: as the invoking user, in a process group of its own, with a
+//! timeout that kills the whole group, its exit status, time and the tail of its output.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde::Serialize;
+
+use super::progress::Progress;
+use super::user::RunAs;
+
+/// How much of each output stream the report keeps (the end: where errors are).
+pub const TAIL: usize = 16 * 1024;
+/// How long a group has after SIGTERM before SIGKILL.
+const GRACE: Duration = Duration::from_secs(5);
+const POLL: Duration = Duration::from_millis(50);
+
+/// What a run of the command recorded (part of the report's `runs[]`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Record {
+    /// The exit code, or null if a signal ended it (or it never started).
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// Killed because it ran longer than `--timeout`.
+    pub timed_out: bool,
+    /// Killed because rdna1ctl was interrupted (Ctrl-C, SIGTERM).
+    pub interrupted: bool,
+    pub duration_s: f64,
+    /// Why it could not be started, if it could not.
+    pub spawn_error: Option<String>,
+    /// The last bytes of its standard output and error (at most 16 KiB each, lossy UTF-8).
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+}
+
+/// Reads a pipe to its end, keeping the last [`TAIL`] bytes.
+pub fn tail_reader(mut r: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut keep = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    keep.extend_from_slice(&buf[..n]);
+                    if keep.len() > 2 * TAIL {
+                        keep.drain(..keep.len() - TAIL);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let start = keep.len().saturating_sub(TAIL);
+        keep.split_off(start)
+    })
+}
+
+fn joined(h: Option<JoinHandle<Vec<u8>>>) -> String {
+    h.and_then(|h| h.join().ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// Ends process group `pgid`: SIGTERM, then SIGKILL after [`GRACE`] if `child` is still there.
+/// Returns the child's status if it could be reaped.
+pub fn end_group(child: &mut Child, pgid: Pid) -> Option<ExitStatus> {
+    let _ = killpg(pgid, Signal::SIGTERM);
+    let t0 = Instant::now();
+    while t0.elapsed() < GRACE {
+        if let Ok(Some(st)) = child.try_wait() {
+            // The rest of the group (children it left) goes too.
+            let _ = killpg(pgid, Signal::SIGKILL);
+            return Some(st);
+        }
+        std::thread::sleep(POLL);
+    }
+    let _ = killpg(pgid, Signal::SIGKILL);
+    child.wait().ok()
+}
+
+/// Runs `argv` as `user` (None: as this process, for tests), with stdin from /dev/null, until
+/// it exits, `timeout` passes or `stop` is raised. `progress` gets a tick every second.
+pub fn run(
+    argv: &[OsString],
+    user: Option<&RunAs>,
+    timeout: Duration,
+    stop: &AtomicBool,
+    progress: &mut Progress,
+    label: &str,
+) -> Record {
+    let mut rec = Record::default();
+    let Some((prog, args)) = argv.split_first() else {
+        rec.spawn_error = Some("no command to run".into());
+        return rec;
+    };
+    let mut cmd = Command::new(prog);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    match user {
+        Some(u) => u.apply(&mut cmd),
+        None => {
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        }
+    }
+    let t0 = Instant::now();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            rec.spawn_error = Some(format!("could not start {}: {e}", prog.to_string_lossy()));
+            return rec;
+        }
+    };
+    let pgid = Pid::from_raw(child.id() as i32);
+    let out = child.stdout.take().map(tail_reader);
+    let err = child.stderr.take().map(tail_reader);
+    let mut last_tick = 0;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => {
+                // Whatever it left running in its group goes with it.
+                let _ = killpg(pgid, Signal::SIGKILL);
+                break Some(st);
+            }
+            Ok(None) => {}
+            Err(_) => break end_group(&mut child, pgid),
+        }
+        if stop.load(Ordering::Relaxed) {
+            rec.interrupted = true;
+            break end_group(&mut child, pgid);
+        }
+        let elapsed = t0.elapsed();
+        if elapsed >= timeout {
+            rec.timed_out = true;
+            break end_group(&mut child, pgid);
+        }
+        if elapsed.as_secs() > last_tick {
+            last_tick = elapsed.as_secs();
+            progress.tick(&format!("{label}: running for {last_tick} s"));
+        }
+        std::thread::sleep(POLL);
+    };
+    rec.duration_s = (t0.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+    if let Some(st) = status {
+        use std::os::unix::process::ExitStatusExt;
+        rec.exit_code = st.code();
+        rec.signal = st.signal();
+    }
+    rec.stdout_tail = joined(out);
+    rec.stderr_tail = joined(err);
+    rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, timeout: Duration) -> Record {
+        let argv: Vec<OsString> = ["sh", "-c", script].iter().map(OsString::from).collect();
+        let mut p = Progress::new(Box::new(std::io::sink()), false);
+        run(&argv, None, timeout, &AtomicBool::new(false), &mut p, "t")
+    }
+
+    #[test]
+    fn exit_status_and_output_tails() {
+        let r = sh("echo out; echo err >&2; exit 3", Duration::from_secs(30));
+        assert_eq!((r.exit_code, r.signal, r.timed_out), (Some(3), None, false));
+        assert_eq!(
+            (r.stdout_tail.as_str(), r.stderr_tail.as_str()),
+            ("out\n", "err\n")
+        );
+        let r = sh(
+            "head -c 100000 /dev/zero | tr '\\0' x",
+            Duration::from_secs(30),
+        );
+        assert_eq!(r.stdout_tail.len(), TAIL);
+    }
+
+    #[test]
+    fn a_timeout_kills_the_whole_group() {
+        let marker = std::env::temp_dir().join(format!("rdna1ctl-grp-{}", std::process::id()));
+        let script = format!("(sleep 2; touch {m}) & sleep 60", m = marker.display());
+        let t0 = Instant::now();
+        let r = sh(&script, Duration::from_millis(300));
+        assert!(r.timed_out);
+        assert_eq!(r.signal, Some(15), "{r:?}");
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(
+            !marker.exists(),
+            "the background child survived the timeout"
+        );
+    }
+
+    #[test]
+    fn a_command_that_does_not_exist_is_recorded() {
+        let argv = vec![OsString::from("/nonexistent/rdna1-workload")];
+        let mut p = Progress::new(Box::new(std::io::sink()), false);
+        let r = run(
+            &argv,
+            None,
+            Duration::from_secs(1),
+            &AtomicBool::new(false),
+            &mut p,
+            "t",
+        );
+        assert!(r.spawn_error.unwrap().contains("could not start"));
+        assert_eq!(r.exit_code, None);
+    }
+
+    #[test]
+    fn stop_interrupts() {
+        let argv: Vec<OsString> = ["sleep", "60"].iter().map(OsString::from).collect();
+        let mut p = Progress::new(Box::new(std::io::sink()), false);
+        let r = run(
+            &argv,
+            None,
+            Duration::from_secs(60),
+            &AtomicBool::new(true),
+            &mut p,
+            "t",
+        );
+        assert!(r.interrupted && !r.timed_out);
+    }
+}
