@@ -14,10 +14,8 @@ use crate::output::pci_id;
 /// One counter set (docs/CLI.md, "counter set").
 #[derive(Serialize, JsonSchema, Debug, PartialEq, Eq)]
 pub struct CounterSetJson {
-    /// `device` (one GPU), `other_devices` (devices beyond the module's table) or
-    /// `unidentified` (calls whose device the module could not read).
-    #[schemars(extend("enum" = ["device", "other_devices", "unidentified"]))]
-    pub kind: &'static str,
+    /// What the set counts.
+    pub kind: CounterKind,
     /// The GPU's PCI address (`0000:03:00.0`) for kind `device`; null otherwise.
     pub pci_address: Option<String>,
     /// PCI vendor id, `0x1002`.
@@ -32,6 +30,29 @@ pub struct CounterSetJson {
     pub would_rewrite: ByMtypeJson,
     /// Left alone, by every reason name of docs/ABI.md (zeros included).
     pub skipped: BTreeMap<&'static str, u64>,
+}
+
+/// What a counter set counts (the module's `STATS_*` kinds).
+#[derive(Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CounterKind {
+    /// One GPU, at `pci_address`.
+    Device,
+    /// Devices beyond the module's table.
+    OtherDevices,
+    /// Calls whose device the module could not read.
+    Unidentified,
+}
+
+impl CounterKind {
+    /// The kind as JSON names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CounterKind::Device => "device",
+            CounterKind::OtherDevices => "other_devices",
+            CounterKind::Unidentified => "unidentified",
+        }
+    }
 }
 
 /// Counts by the MTYPE before a rewrite.
@@ -63,9 +84,12 @@ impl CounterSetJson {
     /// What set `after` counted since `before` (matched by the caller), `after - before`.
     pub fn delta(after: &StatsArg, before: &StatsArg) -> CounterSetJson {
         let (kind, pci_address) = match after.kind {
-            STATS_DEVICE => ("device", Some(PciAddr::from_raw(after.addr).to_string())),
-            STATS_OTHER_DEVICES => ("other_devices", None),
-            _ => ("unidentified", None),
+            STATS_DEVICE => (
+                CounterKind::Device,
+                Some(PciAddr::from_raw(after.addr).to_string()),
+            ),
+            STATS_OTHER_DEVICES => (CounterKind::OtherDevices, None),
+            _ => (CounterKind::Unidentified, None),
         };
         let skipped = |s: &StatsArg, i: usize| s.skipped.get(i).copied().unwrap_or(0);
         CounterSetJson {
@@ -91,7 +115,7 @@ impl CounterSetJson {
 
     /// The set's label in text: its PCI address, or its kind.
     pub fn label(&self) -> &str {
-        self.pci_address.as_deref().unwrap_or(self.kind)
+        self.pci_address.as_deref().unwrap_or(self.kind.name())
     }
 }
 
@@ -132,6 +156,13 @@ mod tests {
             (d.calls, d.skipped["already_nc"], d.rewritten.uc),
             (3, 2, 0)
         );
+        for k in [
+            CounterKind::Device,
+            CounterKind::OtherDevices,
+            CounterKind::Unidentified,
+        ] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
         for (kind, name) in [
             (STATS_OTHER_DEVICES, "other_devices"),
             (STATS_UNKNOWN_DEVICE, "unidentified"),
@@ -141,7 +172,7 @@ mod tests {
                 ..Default::default()
             });
             assert_eq!(
-                (c.kind, c.pci_address.as_deref(), c.label()),
+                (c.kind.name(), c.pci_address.as_deref(), c.label()),
                 (name, None, name)
             );
         }
