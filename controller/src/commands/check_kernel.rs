@@ -175,6 +175,17 @@ mod tests {
             crate::schema::assert_printed_valid::<CheckKernelJson<'static>>("check-kernel", &out);
         let want = format!("{:#018x}", rdna1_mtype_shared::btf_id::btf_id(&split));
         assert_eq!(doc["sources"]["amdgpu_btf_id"], want.as_str());
+        assert_eq!(
+            (doc["basis"].as_str(), doc["hookable"].as_bool()),
+            (Some("btf"), Some(true)),
+            "{doc}"
+        );
+        assert!(
+            doc["bo_layout"]
+                .as_str()
+                .is_some_and(|l| l.starts_with("size=")),
+            "{doc}"
+        );
         // And where amdgpu_vm keeps is_compute_context (kmod/dkms-make.sh passes it to the
         // build as RDNA1_BTF_VM_COMPUTE).
         assert_eq!(doc["offsets"]["amdgpu_vm.is_compute_context"], 3048);
