@@ -33,6 +33,23 @@ pub fn one_of_or_null<E: JsonNames>(_: &mut SchemaGenerator) -> Schema {
     names(E::every().iter().map(E::json_name), true)
 }
 
+/// A map with a count for every value of `E`, by its `json_name()`: a field such as a counter
+/// set's `skipped`, which always holds every one (zeros included).
+pub fn counts_by<E: JsonNames>(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = E::every().iter().map(E::json_name).collect();
+    let count = json!({"type": "integer", "format": "uint64", "minimum": 0});
+    let props: serde_json::Map<String, Value> = names
+        .iter()
+        .map(|n| ((*n).to_owned(), count.clone()))
+        .collect();
+    schemars::json_schema!({
+        "type": "object",
+        "properties": props,
+        "required": names,
+        "additionalProperties": count,
+    })
+}
+
 /// An array of [`one_of`]: a `Vec` field.
 pub fn list_of<E: JsonNames>(g: &mut SchemaGenerator) -> Schema {
     let items = one_of::<E>(g);

@@ -9,7 +9,7 @@ use rdna1_mtype_shared::policy::Skip;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::output::pci_id;
+use crate::output::{pci_id, JsonNames};
 
 /// One counter set (docs/CLI.md, "counter set").
 #[derive(Serialize, JsonSchema, Debug, PartialEq, Eq)]
@@ -29,6 +29,7 @@ pub struct CounterSetJson {
     /// What enforce would have rewritten (mode audit), by the MTYPE before.
     pub would_rewrite: ByMtypeJson,
     /// Left alone, by every reason name of docs/ABI.md (zeros included).
+    #[schemars(schema_with = "crate::schema::counts_by::<Skip>")]
     pub skipped: BTreeMap<&'static str, u64>,
 }
 
@@ -105,7 +106,7 @@ impl CounterSetJson {
                 .map(|&w| {
                     let i = w as usize;
                     (
-                        w.name(),
+                        w.json_name(),
                         skipped(after, i).saturating_sub(skipped(before, i)),
                     )
                 })
@@ -123,6 +124,14 @@ impl CounterSetJson {
 mod tests {
     use super::*;
     use rdna1_mtype_shared::abi::STATS_UNKNOWN_DEVICE;
+
+    #[test]
+    fn the_schema_requires_a_count_for_every_skip_reason() {
+        let (_, s) = crate::schema::document::<CounterSetJson>("test");
+        let required = &s["properties"]["skipped"]["required"];
+        let want: Vec<&str> = Skip::ALL.map(Skip::name).to_vec();
+        assert_eq!(required, &serde_json::json!(want), "{s}");
+    }
 
     #[test]
     fn ids_are_hex_strings_and_every_reason_is_named() {
