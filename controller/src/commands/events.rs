@@ -7,7 +7,9 @@ use anyhow::Result;
 use rdna1_mtype_shared::abi::{
     Event, ACTION_REWRITE, ACTION_WOULD_REWRITE, ORIGIN_KERNEL_THREAD, ORIGIN_TASK, ORIGIN_VM_OWNER,
 };
+use rdna1_mtype_shared::bo::BoClass;
 use rdna1_mtype_shared::pci::PciAddr;
+use rdna1_mtype_shared::policy::{Skip, VmKind};
 use rdna1_mtype_shared::pte::{Mtype, VmMtype};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -15,8 +17,6 @@ use serde::Serialize;
 use crate::module::control::{self, cstr};
 use crate::output::{self, pci_id, JsonNames};
 use crate::Ctx;
-use rdna1_mtype_shared::bo::BoClass;
-use rdna1_mtype_shared::policy::{Skip, VmKind};
 
 fn row(e: &Event) -> String {
     let dev = if e.dev_known != 0 {

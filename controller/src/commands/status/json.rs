@@ -6,6 +6,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use rdna1_mtype_shared::devices::PCI_VENDOR_AMD;
+use rdna1_mtype_shared::policy::{Mode, VmScope};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -14,7 +15,6 @@ use crate::module::counters::CounterSetJson;
 use crate::module::params::ModuleState;
 use crate::module::verdict::Reason;
 use crate::output::{pci_id, JsonNames, ModuleLayoutJson};
-use rdna1_mtype_shared::policy::{Mode, VmScope};
 
 /// `rdna1ctl --json status` (docs/CLI.md, status).
 #[derive(Serialize, JsonSchema)]
