@@ -113,6 +113,14 @@ pub struct VerifyJson {
     pub result: Outcome,
 }
 
+/// An MTYPE as text shows it, amdgpu's names (`UC`, `RSVD`), from its JSON name.
+fn text_mtype(json: &str) -> String {
+    match json {
+        "reserved" => "RSVD".to_owned(),
+        m => m.to_ascii_uppercase(),
+    }
+}
+
 fn mt(p: &PtesJson) -> String {
     format!("{:>8} {:>8} {:>8} {:>8}", p.nc, p.wc, p.cc, p.uc)
 }
@@ -282,7 +290,7 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
                 v.end,
                 v.ptes,
                 v.flags,
-                v.mtype.to_ascii_uppercase()
+                text_mtype(v.mtype)
             )?;
         }
     }
@@ -394,6 +402,14 @@ pub(super) mod tests {
         d.pid_filter = Some(42);
         d.stats = vec![CounterSetJson::of(&Default::default())];
         crate::schema::assert_valid("verify", &d);
+    }
+
+    #[test]
+    fn text_keeps_amdgpus_short_mtype_names() {
+        let mut d = doc(LostJson::default(), 1);
+        d.listed[0].mtype = "reserved";
+        let t = text(&d);
+        assert!(t.contains("flags 0x3000000000067 MTYPE RSVD"), "{t}");
     }
 
     #[test]
