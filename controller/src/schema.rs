@@ -134,7 +134,7 @@ pub fn assert_printed_valid<T: JsonSchema>(command: &'static str, out: &[u8]) ->
 }
 
 /// The `enum` at `pointer` (`/properties/mode`) of `T`'s schema, as strings (`null` for
-/// null), for tests that hold a hand-written list to the shared enum it copies.
+/// null), for tests that compare a value list with the enum it comes from.
 #[cfg(test)]
 pub fn enum_values<T: JsonSchema>(pointer: &str) -> Vec<String> {
     let (_, s) = document::<T>("test");
