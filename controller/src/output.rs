@@ -5,7 +5,9 @@ use std::cell::RefCell;
 use std::io::Write;
 
 use anyhow::Result;
-use rdna1_mtype_shared::policy::{Policy, VmScope};
+use rdna1_mtype_shared::bo::{BoClass, LayoutSource, LayoutStatus};
+use rdna1_mtype_shared::policy::{Mode, Policy, Skip, VmKind, VmScope};
+use rdna1_mtype_shared::pte::{Mtype, VmMtype};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -17,6 +19,77 @@ use crate::module::params::LoadedModule;
 /// snake_case values); docs/CLI.md, "JSON".
 pub const JSON_SCHEMA_VERSION: u32 = 2;
 
+/// A set of names JSON carries as lowercase strings: a shared enum's values (their one list,
+/// `ALL`), or rdna1ctl's own. The value printed is `json_name()` and the schema's `enum` is
+/// every value's `json_name()` ([`crate::schema::one_of`] and its kin), so the two cannot
+/// drift apart.
+pub trait JsonNames: Sized + 'static {
+    /// Every value, in the order the schema lists them.
+    fn every() -> Vec<Self>;
+    /// The value as JSON names it.
+    fn json_name(&self) -> &'static str;
+}
+
+/// Implements [`JsonNames`] for shared enums whose `name()` is already the JSON name.
+macro_rules! names_are_json {
+    ($($t:ty),+) => {$(
+        impl JsonNames for $t {
+            fn every() -> Vec<Self> {
+                <$t>::ALL.to_vec()
+            }
+            fn json_name(&self) -> &'static str {
+                (*self).name()
+            }
+        }
+    )+};
+}
+
+names_are_json!(
+    Mode,
+    VmScope,
+    VmKind,
+    Skip,
+    BoClass,
+    LayoutStatus,
+    LayoutSource
+);
+
+/// MTYPEs as JSON names them: lowercase, the reserved one in full (text keeps `RSVD`).
+impl JsonNames for Mtype {
+    fn every() -> Vec<Self> {
+        Mtype::ALL.to_vec()
+    }
+    fn json_name(&self) -> &'static str {
+        match self {
+            Mtype::Nc => "nc",
+            Mtype::Wc => "wc",
+            Mtype::Cc => "cc",
+            Mtype::Uc => "uc",
+            Mtype::Reserved => "reserved",
+        }
+    }
+}
+
+/// A mapping request's MTYPE: lowercase; `other` for a value amdgpu does not define.
+impl JsonNames for VmMtype {
+    fn every() -> Vec<Self> {
+        let mut v = VmMtype::ALL.to_vec();
+        v.push(VmMtype::Other(u8::MAX));
+        v
+    }
+    fn json_name(&self) -> &'static str {
+        match self {
+            VmMtype::Default => "default",
+            VmMtype::Nc => "nc",
+            VmMtype::Wc => "wc",
+            VmMtype::Cc => "cc",
+            VmMtype::Uc => "uc",
+            VmMtype::Rw => "rw",
+            VmMtype::Other(_) => "other",
+        }
+    }
+}
+
 /// A PCI id (vendor, device, subsystem) as JSON carries it: as sysfs prints it, `0x1002`.
 pub fn pci_id(id: u16) -> String {
     format!("{id:#06x}")
@@ -27,14 +100,14 @@ pub fn pci_id(id: u16) -> String {
 #[derive(Serialize, JsonSchema, Debug, PartialEq, Eq)]
 pub struct PolicyJson {
     /// `off`, `audit` or `enforce`.
-    #[schemars(extend("enum" = ["off", "audit", "enforce"]))]
+    #[schemars(schema_with = "crate::schema::one_of::<Mode>")]
     pub mode: &'static str,
     /// `rdna1`, `gfx10`, or comma-separated PCI addresses (`0000:03:00.0`).
     pub scope: String,
     /// `none`, or the classes on, comma-separated, in the order `coherent,uncached,uc_request`.
     pub classes: String,
     /// `compute` or `all`.
-    #[schemars(extend("enum" = ["compute", "all"]))]
+    #[schemars(schema_with = "crate::schema::one_of::<VmScope>")]
     pub vm_scope: &'static str,
 }
 
@@ -45,11 +118,11 @@ pub struct ModuleLayoutJson {
     /// `size=N preferred_domains=N tbo=N flags=N`, or null: none in force.
     pub value: Option<String>,
     /// `unset` (no layout: no BO is classified, none modified) or `ok`.
-    #[schemars(extend("enum" = ["unset", "ok"]))]
+    #[schemars(schema_with = "crate::schema::one_of::<LayoutStatus>")]
     pub status: &'static str,
     /// Where it came from: `builtin` (the module's own copy of amdgpu_bo), `set` (written by
     /// root, e.g. from BTF) or `none`.
-    #[schemars(extend("enum" = ["builtin", "set", "none"]))]
+    #[schemars(schema_with = "crate::schema::one_of::<LayoutSource>")]
     pub source: &'static str,
 }
 
@@ -57,8 +130,8 @@ impl From<&LoadedModule> for ModuleLayoutJson {
     fn from(m: &LoadedModule) -> Self {
         ModuleLayoutJson {
             value: m.bo_layout.map(|l| l.to_string()),
-            status: m.bo_layout_status.name(),
-            source: m.bo_layout_source.name(),
+            status: m.bo_layout_status.json_name(),
+            source: m.bo_layout_source.json_name(),
         }
     }
 }
@@ -66,10 +139,10 @@ impl From<&LoadedModule> for ModuleLayoutJson {
 impl From<&Policy> for PolicyJson {
     fn from(p: &Policy) -> Self {
         PolicyJson {
-            mode: p.mode.name(),
+            mode: p.mode.json_name(),
             scope: p.scope.to_string(),
             classes: p.classes.to_string(),
-            vm_scope: p.vm_scope.name(),
+            vm_scope: p.vm_scope.json_name(),
         }
     }
 }

@@ -4,10 +4,57 @@
 //! controller/tests/schema.rs.
 
 use schemars::generate::SchemaSettings;
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Value};
 
-use crate::output::JSON_SCHEMA_VERSION;
+use crate::output::{JsonNames, JSON_SCHEMA_VERSION};
+
+/// A string that is one of `names` (and, `nullable`, null).
+pub fn names(names: impl IntoIterator<Item = &'static str>, nullable: bool) -> Schema {
+    let mut list: Vec<Value> = names.into_iter().map(Value::from).collect();
+    let ty = match nullable {
+        true => {
+            list.push(Value::Null);
+            json!(["string", "null"])
+        }
+        false => json!("string"),
+    };
+    schemars::json_schema!({"type": ty, "enum": list})
+}
+
+/// `#[schemars(schema_with = "crate::schema::one_of::<E>")]`: a field `E::json_name()`
+/// fills; its `enum` is every value of `E`, so it cannot drift from what is printed.
+pub fn one_of<E: JsonNames>(_: &mut SchemaGenerator) -> Schema {
+    names(E::every().iter().map(E::json_name), false)
+}
+
+/// [`one_of`] or null: an `Option` field.
+pub fn one_of_or_null<E: JsonNames>(_: &mut SchemaGenerator) -> Schema {
+    names(E::every().iter().map(E::json_name), true)
+}
+
+/// A map with a count for every value of `E`, by its `json_name()`: a field such as a counter
+/// set's `skipped`, which always holds every one (zeros included).
+pub fn counts_by<E: JsonNames>(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = E::every().iter().map(E::json_name).collect();
+    let count = json!({"type": "integer", "format": "uint64", "minimum": 0});
+    let props: serde_json::Map<String, Value> = names
+        .iter()
+        .map(|n| ((*n).to_owned(), count.clone()))
+        .collect();
+    schemars::json_schema!({
+        "type": "object",
+        "properties": props,
+        "required": names,
+        "additionalProperties": count,
+    })
+}
+
+/// An array of [`one_of`]: a `Vec` field.
+pub fn list_of<E: JsonNames>(g: &mut SchemaGenerator) -> Schema {
+    let items = one_of::<E>(g);
+    schemars::json_schema!({"type": "array", "items": items})
+}
 
 /// The schema of the document whose `command` is `command` and whose fields are `T`'s.
 pub fn document<T: JsonSchema>(command: &'static str) -> (&'static str, Value) {
@@ -68,8 +115,26 @@ pub fn assert_valid<T: JsonSchema + serde::Serialize>(command: &'static str, bod
     assert!(errors.is_empty(), "{command}: {errors:?}\n{doc}");
 }
 
+/// Panics unless `out`, what a command printed under `--json`, is one `command` document
+/// valid under the schema of `T`, its body type; returns the document.
+#[cfg(test)]
+pub fn assert_printed_valid<T: JsonSchema>(command: &'static str, out: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(out);
+    assert_eq!(text.lines().count(), 1, "one document: {text}");
+    let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(doc["command"], command, "{doc}");
+    let (_, schema) = document::<T>(command);
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{command}: {errors:?}\n{doc}");
+    doc
+}
+
 /// The `enum` at `pointer` (`/properties/mode`) of `T`'s schema, as strings (`null` for
-/// null), for tests that hold a hand-written list to the shared enum it copies.
+/// null), for tests that compare a value list with the enum it comes from.
 #[cfg(test)]
 pub fn enum_values<T: JsonSchema>(pointer: &str) -> Vec<String> {
     let (_, s) = document::<T>("test");
@@ -80,6 +145,41 @@ pub fn enum_values<T: JsonSchema>(pointer: &str) -> Vec<String> {
     list.iter()
         .map(|v| v.as_str().unwrap_or("null").to_owned())
         .collect()
+}
+
+/// Every value the schema at `pointer` of `T`'s allows, whatever its form (`enum`, `const`,
+/// `oneOf`/`anyOf` of those, `$ref`, `{"type": "null"}`), as strings (`null` for null).
+#[cfg(test)]
+pub fn enum_values_any<T: JsonSchema>(pointer: &str) -> Vec<String> {
+    fn walk(root: &Value, s: &Value, out: &mut Vec<String>) {
+        let name = |v: &Value| v.as_str().unwrap_or("null").to_owned();
+        if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+            let target = root.pointer(r.trim_start_matches('#')).expect("a $ref");
+            walk(root, target, out);
+        }
+        if let Some(list) = s.get("enum").and_then(Value::as_array) {
+            out.extend(list.iter().map(name));
+        }
+        if let Some(c) = s.get("const") {
+            out.push(name(c));
+        }
+        if s.get("type") == Some(&json!("null")) {
+            out.push("null".into());
+        }
+        for k in ["oneOf", "anyOf"] {
+            for sub in s.get(k).and_then(Value::as_array).into_iter().flatten() {
+                walk(root, sub, out);
+            }
+        }
+    }
+    let (_, s) = document::<T>("test");
+    let at = s
+        .pointer(pointer)
+        .unwrap_or_else(|| panic!("nothing at {pointer}: {s}"));
+    let mut out = Vec::new();
+    walk(&s, at, &mut out);
+    assert!(!out.is_empty(), "no values at {pointer}: {s}");
+    out
 }
 
 #[cfg(test)]

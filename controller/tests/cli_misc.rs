@@ -87,7 +87,9 @@ fn apply_dry_run_prints_the_policy_and_touches_nothing() {
     assert_eq!(v["dry_run"], true);
     assert_eq!(v["policy"]["mode"], "audit");
     assert_eq!(v["policy"]["vm_scope"], "compute");
-    assert_eq!(v["layout"], "builtin");
+    // The value that would be written; nothing read back under --dry-run.
+    assert_eq!(v["bo_layout"], "builtin");
+    assert!(v["layout"].is_null(), "{v}");
 }
 
 #[test]

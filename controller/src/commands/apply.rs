@@ -16,7 +16,7 @@ use crate::config::{plan, LayoutSetting};
 use crate::exit::{coded, Code};
 use crate::module::control;
 use crate::module::params::{self, ModuleState};
-use crate::output::{self, PolicyJson};
+use crate::output::{self, ModuleLayoutJson, PolicyJson};
 use crate::Ctx;
 
 /// `rdna1ctl --json apply` (docs/CLI.md).
@@ -28,8 +28,13 @@ pub struct ApplyJson {
     dry_run: bool,
     /// The policy set (read back from the module), or that would be set.
     policy: PolicyJson,
-    /// The `bo_layout` value written (a layout, `builtin`, `none`), or null if left as it was.
-    layout: Option<String>,
+    /// The value written to the module's `bo_layout` parameter (with `--dry-run`: that would
+    /// be), as `check-kernel`'s `bo_layout`: a layout `size=N preferred_domains=N tbo=N
+    /// flags=N`, or `builtin`; null when the config keeps the layout as it is.
+    bo_layout: Option<String>,
+    /// The module's layout read back after applying, as `status`'s `module.layout`; null with
+    /// `--dry-run`.
+    layout: Option<ModuleLayoutJson>,
 }
 
 /// The `bo_layout` value to write for `setting`, or None to leave it.
@@ -73,7 +78,7 @@ pub fn run(ctx: &Ctx, config: &Path, dry_run: bool, out: &mut impl Write) -> Res
     let layout = layout_value(ctx, plan.layout)?;
     tracing::info!(?plan, ?layout, "config checked");
     if dry_run {
-        return report(ctx, &path, true, &plan.policy, layout, out);
+        return report(ctx, &path, true, &plan.policy, layout, None, out);
     }
     let ModuleState::Loaded(before) = params::read(&ctx.root)? else {
         return Err(coded(
@@ -103,7 +108,10 @@ pub fn run(ctx: &Ctx, config: &Path, dry_run: bool, out: &mut impl Write) -> Res
     if now != plan.policy {
         bail!("the module reads back a different policy than was set (another writer?)");
     }
-    report(ctx, &path, false, &now, layout, out)
+    let ModuleState::Loaded(after) = params::read(&ctx.root)? else {
+        bail!("rdna1_mtype was unloaded while applying");
+    };
+    report(ctx, &path, false, &now, layout, Some((&after).into()), out)
 }
 
 fn report(
@@ -112,6 +120,7 @@ fn report(
     dry_run: bool,
     policy: &Policy,
     layout: Option<String>,
+    after: Option<ModuleLayoutJson>,
     out: &mut impl Write,
 ) -> Result<Code> {
     if ctx.json {
@@ -119,7 +128,8 @@ fn report(
             config: path.display().to_string(),
             dry_run,
             policy: policy.into(),
-            layout,
+            bo_layout: layout,
+            layout: after,
         };
         output::json("apply", &doc, out)?;
         return Ok(Code::Ok);
@@ -133,4 +143,53 @@ fn report(
         layout.as_deref().unwrap_or("kept as it was")
     )?;
     Ok(Code::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysroot::SysRoot;
+    use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
+
+    #[test]
+    fn the_applied_document_has_the_written_value_and_the_layout_read_back() {
+        let ctx = Ctx {
+            root: SysRoot::new("/nonexistent".into()),
+            json: true,
+        };
+        let policy = Policy {
+            mode: Mode::Enforce,
+            scope: Scope::Rdna1,
+            classes: Classes::DEFAULT,
+            vm_scope: VmScope::Compute,
+        };
+        let after = ModuleLayoutJson {
+            value: Some("size=1336 preferred_domains=0 tbo=56 flags=1240".into()),
+            status: "ok",
+            source: "builtin",
+        };
+        let mut out = Vec::new();
+        let path = Path::new("/etc/rdna1-mtype/config.toml");
+        report(
+            &ctx,
+            path,
+            false,
+            &policy,
+            Some(BO_LAYOUT_BUILTIN.into()),
+            Some(after),
+            &mut out,
+        )
+        .unwrap();
+        let doc = crate::schema::assert_printed_valid::<ApplyJson>("apply", &out);
+        assert_eq!(doc["bo_layout"], "builtin");
+        assert_eq!(doc["layout"]["source"], "builtin");
+        // Kept: nothing written, nothing read back under --dry-run.
+        let mut out = Vec::new();
+        report(&ctx, path, true, &policy, None, None, &mut out).unwrap();
+        let doc = crate::schema::assert_printed_valid::<ApplyJson>("apply", &out);
+        assert!(
+            doc["bo_layout"].is_null() && doc["layout"].is_null(),
+            "{doc}"
+        );
+    }
 }

@@ -128,7 +128,8 @@ mod tests {
         let mut out = Vec::new();
         let code = run(&ctx(&d, true), None, &mut out).unwrap();
         assert_eq!(code, Code::Problems);
-        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let doc =
+            crate::schema::assert_printed_valid::<CheckKernelJson<'static>>("check-kernel", &out);
         assert_eq!(doc["command"], "check-kernel");
         assert_eq!(doc["hookable"], false);
         assert_eq!(doc["kver"], "6.12.117+deb13-amd64");
@@ -170,9 +171,21 @@ mod tests {
         // kernel's /sys/kernel/btf/amdgpu would give it.
         let mut out = Vec::new();
         run(&ctx(&d, true), Some("7.1.13+deb13-amd64"), &mut out).unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let doc =
+            crate::schema::assert_printed_valid::<CheckKernelJson<'static>>("check-kernel", &out);
         let want = format!("{:#018x}", rdna1_mtype_shared::btf_id::btf_id(&split));
         assert_eq!(doc["sources"]["amdgpu_btf_id"], want.as_str());
+        assert_eq!(
+            (doc["basis"].as_str(), doc["hookable"].as_bool()),
+            (Some("btf"), Some(true)),
+            "{doc}"
+        );
+        assert!(
+            doc["bo_layout"]
+                .as_str()
+                .is_some_and(|l| l.starts_with("size=")),
+            "{doc}"
+        );
         // And where amdgpu_vm keeps is_compute_context (kmod/dkms-make.sh passes it to the
         // build as RDNA1_BTF_VM_COMPUTE).
         assert_eq!(doc["offsets"]["amdgpu_vm.is_compute_context"], 3048);
@@ -183,7 +196,8 @@ mod tests {
         let r = running("id", "7.1.13+deb13-amd64", DEBIAN);
         let mut out = Vec::new();
         run(&ctx(&r, true), None, &mut out).unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let doc =
+            crate::schema::assert_printed_valid::<CheckKernelJson<'static>>("check-kernel", &out);
         assert_eq!(doc["sources"]["amdgpu_btf_id"], want.as_str());
         std::fs::remove_dir_all(r).unwrap();
         std::fs::remove_dir_all(d).unwrap();

@@ -7,13 +7,15 @@ use anyhow::Result;
 use rdna1_mtype_shared::abi::{
     Event, ACTION_REWRITE, ACTION_WOULD_REWRITE, ORIGIN_KERNEL_THREAD, ORIGIN_TASK, ORIGIN_VM_OWNER,
 };
+use rdna1_mtype_shared::bo::BoClass;
 use rdna1_mtype_shared::pci::PciAddr;
+use rdna1_mtype_shared::policy::{Skip, VmKind};
 use rdna1_mtype_shared::pte::{Mtype, VmMtype};
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::module::control::{self, cstr};
-use crate::output::{self, pci_id};
+use crate::output::{self, pci_id, JsonNames};
 use crate::Ctx;
 
 fn row(e: &Event) -> String {
@@ -60,8 +62,7 @@ pub struct EventJson {
     /// Whose pid and comm these are: "task" (a thread of the process that mapped), "vm_owner"
     /// (a kernel worker mapped for that process: its id and name), "kernel_thread" (a kernel
     /// worker whose VM's owner the module could not read); null if unknown to this rdna1ctl.
-    #[schemars(extend("enum" = ["task", "vm_owner", "kernel_thread", null]))]
-    pub origin: Option<&'static str>,
+    pub origin: Option<Origin>,
     /// The GPU's PCI address (`0000:03:00.0`), or null if the module could not identify it.
     pub pci_address: Option<String>,
     /// PCI vendor id, `0x1002`.
@@ -69,36 +70,59 @@ pub struct EventJson {
     /// PCI device id, `0x731f`.
     pub device_id: String,
     /// The kind of VM: compute, graphics or unknown (null if unknown to this rdna1ctl).
-    #[schemars(extend("enum" = ["compute", "graphics", "unknown", null]))]
+    #[schemars(schema_with = "crate::schema::one_of_or_null::<VmKind>")]
     pub vm_kind: Option<&'static str>,
     /// The MTYPE the mapping asked for (vm_flags).
-    #[schemars(extend("enum" = ["default", "nc", "wc", "cc", "uc", "rw", "other"]))]
-    pub requested: String,
+    #[schemars(schema_with = "crate::schema::one_of::<VmMtype>")]
+    pub requested: &'static str,
     /// The MTYPE amdgpu computed.
-    #[schemars(extend("enum" = ["nc", "wc", "cc", "uc", "rsvd"]))]
-    pub before: String,
+    #[schemars(schema_with = "crate::schema::one_of::<Mtype>")]
+    pub before: &'static str,
     /// The MTYPE in the PTE flags returned to amdgpu.
-    #[schemars(extend("enum" = ["nc", "wc", "cc", "uc", "rsvd"]))]
-    pub written: String,
+    #[schemars(schema_with = "crate::schema::one_of::<Mtype>")]
+    pub written: &'static str,
     /// The BO class, or null if unknown to this rdna1ctl.
-    #[schemars(extend("enum" = ["none", "memory", "coherent", "uncached", "never", "unknown", "kernel", "coherent_sg", null]))]
-    pub class: Option<String>,
-    /// What the module did: `rewrite` (to NC), `would_rewrite` (audit) or `keep`.
-    #[schemars(extend("enum" = ["rewrite", "would_rewrite", "keep"]))]
-    pub action: &'static str,
+    #[schemars(schema_with = "crate::schema::one_of_or_null::<BoClass>")]
+    pub class: Option<&'static str>,
+    /// What the module did.
+    pub action: Action,
     /// Why it kept the MTYPE (`keep` only): a reason of docs/ABI.md (`never_class`, ...);
     /// null for the other actions or a reason unknown to this rdna1ctl.
-    #[schemars(extend("enum" = ["mode_off", "device_unknown", "out_of_scope", "not_a_valid_page", "already_nc", "layout_unknown", "never_class", "class_not_enabled", "not_requested", "graphics_vm", "vm_unknown", "coherent_sg", null]))]
+    #[schemars(schema_with = "crate::schema::one_of_or_null::<Skip>")]
     pub skip_reason: Option<&'static str>,
 }
 
-fn origin(o: u8) -> Option<&'static str> {
+/// Whose pid and comm an event carries (the module's `ORIGIN_*`).
+#[derive(Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A thread of the process that mapped; `pid` is its thread id.
+    Task,
+    /// A kernel worker mapped for the process owning the VM: its id and name.
+    VmOwner,
+    /// A kernel worker whose VM's owner the module could not read.
+    KernelThread,
+}
+
+fn origin(o: u8) -> Option<Origin> {
     match o {
-        ORIGIN_TASK => Some("task"),
-        ORIGIN_VM_OWNER => Some("vm_owner"),
-        ORIGIN_KERNEL_THREAD => Some("kernel_thread"),
+        ORIGIN_TASK => Some(Origin::Task),
+        ORIGIN_VM_OWNER => Some(Origin::VmOwner),
+        ORIGIN_KERNEL_THREAD => Some(Origin::KernelThread),
         _ => None,
     }
+}
+
+/// What the module did with a call.
+#[derive(Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Rewritten to NC.
+    Rewrite,
+    /// Would be rewritten in enforce (mode audit).
+    WouldRewrite,
+    /// Kept as amdgpu made it (`skip_reason` says why).
+    Keep,
 }
 
 /// The text form's ACTION column.
@@ -122,19 +146,17 @@ impl From<&Event> for EventJson {
             pci_address: (e.dev_known != 0).then(|| PciAddr::from_raw(e.dev_addr).to_string()),
             vendor_id: pci_id(e.vendor),
             device_id: pci_id(e.device),
-            vm_kind: e.vm().map(|k| k.name()),
-            requested: VmMtype::from_vm_flags(e.vm_flags)
-                .name()
-                .to_ascii_lowercase(),
-            before: Mtype::from_bits(e.before).name().to_ascii_lowercase(),
-            written: Mtype::from_bits(e.written).name().to_ascii_lowercase(),
-            class: e.bo_class().map(|c| c.name().to_owned()),
+            vm_kind: e.vm().map(|k| k.json_name()),
+            requested: VmMtype::from_vm_flags(e.vm_flags).json_name(),
+            before: Mtype::from_bits(e.before).json_name(),
+            written: Mtype::from_bits(e.written).json_name(),
+            class: e.bo_class().map(|c| c.json_name()),
             action: match e.action {
-                ACTION_REWRITE => "rewrite",
-                ACTION_WOULD_REWRITE => "would_rewrite",
-                _ => "keep",
+                ACTION_REWRITE => Action::Rewrite,
+                ACTION_WOULD_REWRITE => Action::WouldRewrite,
+                _ => Action::Keep,
             },
-            skip_reason: e.skip_reason().map(|w| w.name()),
+            skip_reason: e.skip_reason().map(|w| w.json_name()),
         }
     }
 }
@@ -211,8 +233,6 @@ pub fn run(ctx: &Ctx, follow: bool, out: &mut impl Write) -> Result<()> {
 mod tests {
     use super::*;
     use rdna1_mtype_shared::abi::ACTION_KEEP;
-    use rdna1_mtype_shared::bo::BoClass;
-    use rdna1_mtype_shared::policy::{Skip, VmKind};
 
     fn event(vm: VmKind, class: BoClass, skip: Skip) -> Event {
         Event {
@@ -238,20 +258,19 @@ mod tests {
         let mut e = event(VmKind::Compute, BoClass::Memory, Skip::AlreadyNc);
         e.comm[..7].copy_from_slice(b"python3");
         assert!(row(&e).contains("     42 python3 "), "{}", row(&e));
-        assert_eq!(EventJson::from(&e).origin, Some("task"));
+        assert_eq!(EventJson::from(&e).origin, Some(Origin::Task));
         e.origin = ORIGIN_VM_OWNER;
         assert!(row(&e).contains("     42 python3* "), "{}", row(&e));
-        assert_eq!(EventJson::from(&e).origin, Some("vm_owner"));
+        assert_eq!(EventJson::from(&e).origin, Some(Origin::VmOwner));
         e.origin = ORIGIN_KERNEL_THREAD;
-        assert_eq!(EventJson::from(&e).origin, Some("kernel_thread"));
+        assert_eq!(EventJson::from(&e).origin, Some(Origin::KernelThread));
         e.origin = 9;
         assert_eq!(EventJson::from(&e).origin, None);
     }
 
     #[test]
     fn the_schemas_value_lists_are_the_shared_enums() {
-        use crate::schema::enum_values;
-        use rdna1_mtype_shared::abi::ORIGIN_TASK;
+        use crate::schema::{enum_values, enum_values_any};
         let names = |v: Vec<&str>, extra: &[&str]| {
             let mut v: Vec<String> = v.into_iter().map(str::to_ascii_lowercase).collect();
             v.extend(extra.iter().map(|s| s.to_string()));
@@ -271,16 +290,33 @@ mod tests {
         kinds.sort();
         got.sort();
         assert_eq!(got, kinds);
-        assert_eq!(
-            p("before"),
-            names(Mtype::ALL.map(Mtype::name).to_vec(), &[])
-        );
+        // The reserved MTYPE is `reserved` in every JSON field (verify's `ptes.reserved`).
+        assert_eq!(p("before"), ["nc", "wc", "cc", "uc", "reserved"]);
         assert_eq!(p("written"), p("before"));
         assert_eq!(
             p("requested"),
             names(VmMtype::ALL.map(VmMtype::name).to_vec(), &["other"])
         );
-        assert_eq!(p("origin")[0], origin(ORIGIN_TASK).unwrap());
+        // Every origin the module sends, and null.
+        let mut origins: Vec<String> = [ORIGIN_TASK, ORIGIN_VM_OWNER, ORIGIN_KERNEL_THREAD, 9]
+            .into_iter()
+            .map(|o| serde_json::to_value(origin(o)).unwrap())
+            .map(|v| v.as_str().unwrap_or("null").to_owned())
+            .collect();
+        let mut listed = enum_values_any::<EventJson>("/properties/origin");
+        origins.sort();
+        listed.sort();
+        assert_eq!(listed, origins);
+        let e = Event {
+            before: 5,
+            written: Mtype::Reserved as u8,
+            ..Event::default()
+        };
+        let j = serde_json::to_value(EventJson::from(&e)).unwrap();
+        assert_eq!(
+            (j["before"].as_str(), j["written"].as_str()),
+            (Some("reserved"), Some("reserved"))
+        );
     }
 
     #[test]

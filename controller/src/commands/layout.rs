@@ -178,7 +178,7 @@ mod tests {
         };
         let mut v = Vec::new();
         run(&ctx, false, &mut v).unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(&v).unwrap();
+        let doc = crate::schema::assert_printed_valid::<LayoutJson>("layout", &v);
         assert_eq!(doc["command"], "layout");
         assert_eq!(doc["btf"], LAYOUT.to_string());
         assert!(doc["module"].is_null(), "no module loaded: {doc}");
@@ -242,7 +242,7 @@ mod tests {
         std::fs::create_dir_all(root.join("sys/module/amdgpu")).unwrap();
         let (r, json) = run_on(&root, true, false);
         r.unwrap();
-        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let doc = crate::schema::assert_printed_valid::<LayoutJson>("layout", json.as_bytes());
         assert!(doc["btf"].is_null() && doc["matches"].is_null(), "{doc}");
         assert!(
             doc["btf_unavailable"]
@@ -292,7 +292,7 @@ mod tests {
             "{text}"
         );
         let (_, json) = run_on(&root, true, false);
-        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let doc = crate::schema::assert_printed_valid::<LayoutJson>("layout", json.as_bytes());
         assert_eq!(doc["matches"], true, "{doc}");
         assert!(doc["btf_unavailable"].is_null());
         let other = rdna1_mtype_shared::bo::BoLayout { size: 1344, ..same };

@@ -25,7 +25,9 @@ use crate::Ctx;
 /// Every JSON document rdna1ctl prints, by its `command` value, with its JSON Schema: what
 /// docs/schema/NAME.json holds (controller/tests/schema.rs regenerates and compares them, and
 /// validates real output against them). A new document is one line here: its body type
-/// derives `serde::Serialize` and `schemars::JsonSchema`.
+/// derives `serde::Serialize` and `schemars::JsonSchema`. Not behind `cfg(test)`: the
+/// integration test links the library as built for the binary; the binary never calls it, so
+/// the linker drops it (docs/DEPENDENCIES.md, schemars).
 pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
     use crate::schema::document as doc;
     vec![

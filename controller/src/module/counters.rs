@@ -9,15 +9,13 @@ use rdna1_mtype_shared::policy::Skip;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::output::pci_id;
+use crate::output::{pci_id, JsonNames};
 
 /// One counter set (docs/CLI.md, "counter set").
 #[derive(Serialize, JsonSchema, Debug, PartialEq, Eq)]
 pub struct CounterSetJson {
-    /// `device` (one GPU), `other_devices` (devices beyond the module's table) or
-    /// `unidentified` (calls whose device the module could not read).
-    #[schemars(extend("enum" = ["device", "other_devices", "unidentified"]))]
-    pub kind: &'static str,
+    /// What the set counts.
+    pub kind: CounterKind,
     /// The GPU's PCI address (`0000:03:00.0`) for kind `device`; null otherwise.
     pub pci_address: Option<String>,
     /// PCI vendor id, `0x1002`.
@@ -31,7 +29,31 @@ pub struct CounterSetJson {
     /// What enforce would have rewritten (mode audit), by the MTYPE before.
     pub would_rewrite: ByMtypeJson,
     /// Left alone, by every reason name of docs/ABI.md (zeros included).
+    #[schemars(schema_with = "crate::schema::counts_by::<Skip>")]
     pub skipped: BTreeMap<&'static str, u64>,
+}
+
+/// What a counter set counts (the module's `STATS_*` kinds).
+#[derive(Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CounterKind {
+    /// One GPU, at `pci_address`.
+    Device,
+    /// Devices beyond the module's table.
+    OtherDevices,
+    /// Calls whose device the module could not read.
+    Unidentified,
+}
+
+impl CounterKind {
+    /// The kind as JSON names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CounterKind::Device => "device",
+            CounterKind::OtherDevices => "other_devices",
+            CounterKind::Unidentified => "unidentified",
+        }
+    }
 }
 
 /// Counts by the MTYPE before a rewrite.
@@ -63,9 +85,12 @@ impl CounterSetJson {
     /// What set `after` counted since `before` (matched by the caller), `after - before`.
     pub fn delta(after: &StatsArg, before: &StatsArg) -> CounterSetJson {
         let (kind, pci_address) = match after.kind {
-            STATS_DEVICE => ("device", Some(PciAddr::from_raw(after.addr).to_string())),
-            STATS_OTHER_DEVICES => ("other_devices", None),
-            _ => ("unidentified", None),
+            STATS_DEVICE => (
+                CounterKind::Device,
+                Some(PciAddr::from_raw(after.addr).to_string()),
+            ),
+            STATS_OTHER_DEVICES => (CounterKind::OtherDevices, None),
+            _ => (CounterKind::Unidentified, None),
         };
         let skipped = |s: &StatsArg, i: usize| s.skipped.get(i).copied().unwrap_or(0);
         CounterSetJson {
@@ -81,7 +106,7 @@ impl CounterSetJson {
                 .map(|&w| {
                     let i = w as usize;
                     (
-                        w.name(),
+                        w.json_name(),
                         skipped(after, i).saturating_sub(skipped(before, i)),
                     )
                 })
@@ -91,7 +116,7 @@ impl CounterSetJson {
 
     /// The set's label in text: its PCI address, or its kind.
     pub fn label(&self) -> &str {
-        self.pci_address.as_deref().unwrap_or(self.kind)
+        self.pci_address.as_deref().unwrap_or(self.kind.name())
     }
 }
 
@@ -99,6 +124,14 @@ impl CounterSetJson {
 mod tests {
     use super::*;
     use rdna1_mtype_shared::abi::STATS_UNKNOWN_DEVICE;
+
+    #[test]
+    fn the_schema_requires_a_count_for_every_skip_reason() {
+        let (_, s) = crate::schema::document::<CounterSetJson>("test");
+        let required = &s["properties"]["skipped"]["required"];
+        let want: Vec<&str> = Skip::ALL.map(Skip::name).to_vec();
+        assert_eq!(required, &serde_json::json!(want), "{s}");
+    }
 
     #[test]
     fn ids_are_hex_strings_and_every_reason_is_named() {
@@ -132,6 +165,13 @@ mod tests {
             (d.calls, d.skipped["already_nc"], d.rewritten.uc),
             (3, 2, 0)
         );
+        for k in [
+            CounterKind::Device,
+            CounterKind::OtherDevices,
+            CounterKind::Unidentified,
+        ] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
         for (kind, name) in [
             (STATS_OTHER_DEVICES, "other_devices"),
             (STATS_UNKNOWN_DEVICE, "unidentified"),
@@ -141,7 +181,7 @@ mod tests {
                 ..Default::default()
             });
             assert_eq!(
-                (c.kind, c.pci_address.as_deref(), c.label()),
+                (c.kind.name(), c.pci_address.as_deref(), c.label()),
                 (name, None, name)
             );
         }

@@ -32,6 +32,31 @@ pub enum Reason {
     LayoutUnset,
 }
 
+/// `reason_codes`' values: [`Reason::code`] of one reason of each kind.
+impl crate::output::JsonNames for Reason {
+    fn every() -> Vec<Self> {
+        // One of each variant; the test `every_reason_kind_has_a_code_in_the_schema` fails when a
+        // variant is missing here.
+        vec![
+            Reason::ModuleNotLoaded,
+            Reason::NotArmed {
+                amdgpu_bound: false,
+            },
+            Reason::ModeOff,
+            Reason::ModeAudit,
+            Reason::OutOfScope {
+                rdna1: true,
+                scope: Scope::Rdna1,
+            },
+            Reason::NotOnAmdgpu { driver: None },
+            Reason::LayoutUnset,
+        ]
+    }
+    fn json_name(&self) -> &'static str {
+        self.code()
+    }
+}
+
 impl Reason {
     /// Stable identifier for scripts (`--json` `reason_codes`).
     pub fn code(&self) -> &'static str {
@@ -237,6 +262,30 @@ mod tests {
 
     fn codes(v: &Verdict) -> Vec<&'static str> {
         v.reasons.iter().map(Reason::code).collect()
+    }
+
+    #[test]
+    fn every_reason_kind_has_a_code_in_the_schema() {
+        use crate::output::JsonNames;
+        // A new variant fails to compile here: give it the next number, raise KINDS, and add
+        // one of it to `Reason::every`.
+        fn kind(r: &Reason) -> usize {
+            match r {
+                Reason::ModuleNotLoaded => 0,
+                Reason::NotArmed { .. } => 1,
+                Reason::ModeOff => 2,
+                Reason::ModeAudit => 3,
+                Reason::OutOfScope { .. } => 4,
+                Reason::NotOnAmdgpu { .. } => 5,
+                Reason::LayoutUnset => 6,
+            }
+        }
+        const KINDS: usize = 7;
+        let every = Reason::every();
+        let kinds: std::collections::BTreeSet<usize> = every.iter().map(kind).collect();
+        assert_eq!(kinds, (0..KINDS).collect(), "Reason::every lacks a kind");
+        let codes: std::collections::BTreeSet<&str> = every.iter().map(Reason::code).collect();
+        assert_eq!(codes.len(), KINDS, "one code per kind");
     }
 
     const RX5700XT: u16 = 0x731f;

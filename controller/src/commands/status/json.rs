@@ -6,6 +6,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use rdna1_mtype_shared::devices::PCI_VENDOR_AMD;
+use rdna1_mtype_shared::policy::{Mode, VmScope};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -13,7 +14,7 @@ use super::{Check, Counters, GpuReport, Report};
 use crate::module::counters::CounterSetJson;
 use crate::module::params::ModuleState;
 use crate::module::verdict::Reason;
-use crate::output::{pci_id, ModuleLayoutJson};
+use crate::output::{pci_id, JsonNames, ModuleLayoutJson};
 
 /// `rdna1ctl --json status` (docs/CLI.md, status).
 #[derive(Serialize, JsonSchema)]
@@ -58,12 +59,12 @@ struct Module {
     /// GET_VERSION's answer; null when the device cannot be opened (not root, no node).
     abi_version: Option<u32>,
     /// `off`, `audit` or `enforce`.
-    #[schemars(extend("enum" = ["off", "audit", "enforce", null]))]
+    #[schemars(schema_with = "crate::schema::one_of_or_null::<Mode>")]
     mode: Option<&'static str>,
     scope: Option<String>,
     classes: Option<String>,
     /// `compute` or `all`.
-    #[schemars(extend("enum" = ["compute", "all", null]))]
+    #[schemars(schema_with = "crate::schema::one_of_or_null::<VmScope>")]
     vm_scope: Option<&'static str>,
     /// The module has no VM scope (ABI 1): it changes every VM.
     predates_vm_scope: Option<bool>,
@@ -104,21 +105,35 @@ struct Gpu {
     /// True exactly when `reason_codes` is empty.
     protected: bool,
     /// Which VMs are protected when `protected`: `compute` or `all`; else null.
-    #[schemars(extend("enum" = ["compute", "all", null]))]
+    #[schemars(schema_with = "crate::schema::one_of_or_null::<VmScope>")]
     protected_vms: Option<&'static str>,
     /// The reasons in words, `; `-separated; null when protected.
     reason: Option<String>,
     /// Why not protected, as stable codes (docs/CLI.md); empty when protected.
+    #[schemars(schema_with = "crate::schema::list_of::<Reason>")]
     reason_codes: Vec<&'static str>,
     /// This GPU's counter set; null if none or unreadable.
     stats: Option<CounterSetJson>,
 }
 
+/// `stats.status`.
+#[derive(Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum StatsStatus {
+    /// Read: `other` holds the sets of no listed GPU.
+    Read,
+    /// The module is not loaded.
+    NoModule,
+    /// /dev/rdna1_mtype is root's only.
+    NeedRoot,
+    /// The device could not be read (`error` says why).
+    Unavailable,
+}
+
 #[derive(Serialize, JsonSchema)]
 struct Stats {
-    /// `read`, `no_module`, `need_root` or `unavailable`.
-    #[schemars(extend("enum" = ["read", "no_module", "need_root", "unavailable"]))]
-    status: &'static str,
+    /// Whether the counters were read, or why not.
+    status: StatsStatus,
     /// Why not `read`, with what to do.
     error: Option<String>,
     /// Counter sets not matched to a listed GPU.
@@ -133,10 +148,10 @@ fn module(r: &Report) -> Module {
         loaded: true,
         version: Some(m.version.clone()),
         abi_version: r.abi_version,
-        mode: Some(m.mode.name()),
+        mode: Some(m.mode.json_name()),
         scope: Some(m.scope.to_string()),
         classes: Some(m.classes.to_string()),
-        vm_scope: Some(m.vm_scope.name()),
+        vm_scope: Some(m.vm_scope.json_name()),
         predates_vm_scope: Some(m.predates_vm_scope),
         layout: Some(m.into()),
         armed: Some(m.armed),
@@ -161,7 +176,7 @@ fn gpu(g: &GpuReport) -> Gpu {
         driver: g.gpu.driver.clone(),
         in_scope: v.in_scope,
         protected: v.protected(),
-        protected_vms: v.protected_vms().map(|s| s.name()),
+        protected_vms: v.protected_vms().map(|s| s.json_name()),
         reason: (!v.protected()).then(|| {
             v.reasons
                 .iter()
@@ -169,21 +184,25 @@ fn gpu(g: &GpuReport) -> Gpu {
                 .collect::<Vec<_>>()
                 .join("; ")
         }),
-        reason_codes: v.reasons.iter().map(Reason::code).collect(),
+        reason_codes: v.reasons.iter().map(Reason::json_name).collect(),
         stats: g.stats.as_ref().map(CounterSetJson::of),
     }
 }
 
 fn stats(c: &Counters) -> Stats {
     let (status, error, other) = match c {
-        Counters::NoModule => ("no_module", None, Vec::new()),
+        Counters::NoModule => (StatsStatus::NoModule, None, Vec::new()),
         Counters::NeedRoot => (
-            "need_root",
+            StatsStatus::NeedRoot,
             Some("/dev/rdna1_mtype is root's only: run as root for the counters".to_owned()),
             Vec::new(),
         ),
-        Counters::Unavailable(e) => ("unavailable", Some(e.clone()), Vec::new()),
-        Counters::Read(rest) => ("read", None, rest.iter().map(CounterSetJson::of).collect()),
+        Counters::Unavailable(e) => (StatsStatus::Unavailable, Some(e.clone()), Vec::new()),
+        Counters::Read(rest) => (
+            StatsStatus::Read,
+            None,
+            rest.iter().map(CounterSetJson::of).collect(),
+        ),
     };
     Stats {
         status,
@@ -215,7 +234,7 @@ mod tests {
         let mut v = Vec::new();
         write(r, None, &mut v).unwrap();
         assert_eq!(v.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
-        serde_json::from_slice(&v).unwrap()
+        crate::schema::assert_printed_valid::<StatusJson>("status", &v)
     }
 
     #[test]

@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use super::attribution::{Attributor, Source};
 use crate::module::counters::CounterSetJson;
+use crate::output::JsonNames;
 use crate::sysroot::SysRoot;
 use crate::trace::decode::Update;
 
@@ -32,17 +33,6 @@ pub const MAX_LISTED: usize = 100;
 pub const KEEP_GRACE_NS: u64 = 2_000_000_000;
 
 const MTYPES: [Mtype; 5] = [Mtype::Nc, Mtype::Wc, Mtype::Cc, Mtype::Uc, Mtype::Reserved];
-
-/// An MTYPE as JSON names it: lowercase, like every value.
-fn mtype_json(m: Mtype) -> &'static str {
-    match m {
-        Mtype::Nc => "nc",
-        Mtype::Wc => "wc",
-        Mtype::Cc => "cc",
-        Mtype::Uc => "uc",
-        Mtype::Reserved => "rsvd",
-    }
-}
 
 fn mtype_index(m: Mtype) -> usize {
     match m {
@@ -159,7 +149,7 @@ impl Collector {
 /// One listed violation (or, in off/audit, would-be violation).
 #[derive(Serialize, JsonSchema, Debug, Clone, PartialEq, Eq)]
 pub struct ViolationJson {
-    pub pid: i32,
+    pub pid: u32,
     /// The process's name, or null if it exited before verify read it.
     pub comm: Option<String>,
     /// The PCI addresses of the GPUs the process's updates are attributed to (its row's).
@@ -171,8 +161,8 @@ pub struct ViolationJson {
     pub ptes: u64,
     /// The PTE flags written, hex (`0x3000000000067`).
     pub flags: String,
-    /// The MTYPE written.
-    #[schemars(extend("enum" = ["wc", "cc", "uc", "rsvd"]))]
+    /// The MTYPE written (never `nc`).
+    #[schemars(schema_with = "crate::schema::one_of::<Mtype>")]
     pub mtype: &'static str,
 }
 
@@ -196,7 +186,7 @@ pub struct RowJson {
     /// How they were found (docs/CLI.md, "Device attribution").
     pub attribution: Source,
     pub in_scope: bool,
-    pub pid: i32,
+    pub pid: u32,
     pub comm: Option<String>,
     pub updates: u64,
     /// PTEs of valid, non-PRT updates by MTYPE.
@@ -213,7 +203,7 @@ pub struct RowJson {
     pub out_of_scope: u64,
     /// The kinds of VM the module logged decisions for this process in (compute, graphics,
     /// unknown); empty if it logged none.
-    #[schemars(extend("items" = {"enum": ["compute", "graphics", "unknown"]}))]
+    #[schemars(schema_with = "crate::schema::list_of::<VmKind>")]
     pub vm_kinds: Vec<&'static str>,
     /// Non-NC updates not judged under VM scope `compute`: the module logged no decision for
     /// this process in a compute VM, so they may be a graphics client's.
@@ -243,10 +233,12 @@ pub struct Verdict {
 /// Judges every non-NC mapped update under `policy`.
 pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
     let mut v = Verdict::default();
-    for (&pid, t) in &c.by_pid {
-        let a = attr.attribute(pid as u32);
+    for (&tid, t) in &c.by_pid {
+        // The tracepoint's pid is a signed int; a thread id is never negative.
+        let pid = tid as u32;
+        let a = attr.attribute(pid);
         let in_scope = attr.in_scope(&a, &policy.scope);
-        let kinds = c.vm_kinds.get(&(pid as u32));
+        let kinds = c.vm_kinds.get(&pid);
         let in_vm_scope = match policy.vm_scope {
             VmScope::All => true,
             VmScope::Compute => kinds.is_some_and(|k| k.contains(VmKind::Compute.name())),
@@ -291,7 +283,7 @@ pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
             // one of the devices it is attributed to (or on an unidentified one).
             let reasons: BTreeSet<&str> = c
                 .keeps
-                .get(&(pid as u32, m as u8))
+                .get(&(pid, m as u8))
                 .into_iter()
                 .flatten()
                 .filter(|(dev, _)| dev.is_none_or(|d| a.devices.contains(&d)))
@@ -321,7 +313,7 @@ pub fn judge(c: &Collector, attr: &Attributor, policy: &Policy) -> Verdict {
                         end: s.end,
                         ptes: s.ptes(),
                         flags: format!("{:#x}", s.flags),
-                        mtype: mtype_json(m),
+                        mtype: m.json_name(),
                     });
                 }
             }
@@ -416,7 +408,20 @@ mod tests {
         }
     }
 
+    /// `v` in a whole report, which must be valid under verify's schema.
+    fn assert_valid(c: &Collector, v: Verdict) {
+        use super::super::report::{tests::doc, LostJson};
+        let mut d = doc(LostJson::default(), v.violations);
+        d.module_events_read = c.module_events;
+        d.rows = v.rows;
+        d.listed = v.listed;
+        d.would_violate = v.would_violate;
+        d.outside_vm_scope = v.outside_vm_scope;
+        crate::schema::assert_valid("verify", &d);
+    }
+
     const UC: u64 = 0x67 | (3 << 48);
+    const RSVD: u64 = 0x67 | (7 << 48);
     const CC: u64 = 0x67 | (2 << 48);
     const NC: u64 = 0x67;
 
@@ -457,6 +462,24 @@ mod tests {
                 mtype: "uc",
             }]
         );
+        assert_valid(&c, v);
+    }
+
+    #[test]
+    fn the_reserved_mtype_is_reserved_in_rows_and_listed() {
+        let (mut c, mut a) = setup();
+        c.add_event(
+            &event(10, RDNA1, 0, ACTION_REWRITE, Skip::ModeOff, START),
+            &mut a,
+            true,
+        );
+        c.add_update(upd(10, RSVD), &mut a);
+        let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Rdna1));
+        assert_eq!(v.rows[0].ptes.reserved, 4);
+        assert_eq!(v.listed[0].mtype, "reserved");
+        let j = serde_json::to_value(&v.listed[0]).unwrap();
+        assert_eq!(j["mtype"], "reserved");
+        assert_valid(&c, v);
     }
 
     #[test]
@@ -488,7 +511,7 @@ mod tests {
         );
         c.add_update(upd(11, CC), &mut a);
         let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Rdna1));
-        let by_pid: BTreeMap<i32, (u64, Vec<&String>)> = v
+        let by_pid: BTreeMap<u32, (u64, Vec<&String>)> = v
             .rows
             .iter()
             .map(|r| (r.pid, (r.violations, r.explained.keys().collect())))
@@ -543,6 +566,7 @@ mod tests {
                 (0, 1, 1),
                 "{mode:?}"
             );
+            assert_valid(&c, v);
         }
     }
 
@@ -564,6 +588,7 @@ mod tests {
         // gfx10 covers both devices: both are violations now.
         let v = judge(&c, &a, &policy(Mode::Enforce, Scope::Gfx10));
         assert_eq!(v.violations, 2);
+        assert_valid(&c, v);
     }
 
     #[test]
@@ -585,7 +610,7 @@ mod tests {
         let mut p = policy(Mode::Enforce, Scope::Gfx10);
         p.vm_scope = VmScope::Compute;
         let v = judge(&c, &a, &p);
-        let by_pid: BTreeMap<i32, (u64, u64, Vec<&str>)> = v
+        let by_pid: BTreeMap<u32, (u64, u64, Vec<&str>)> = v
             .rows
             .iter()
             .map(|r| {
@@ -601,6 +626,7 @@ mod tests {
         assert_eq!(by_pid[&13], (0, 1, vec![]));
         assert_eq!((v.violations, v.outside_vm_scope), (1, 3));
         assert_eq!(v.listed.len(), 1);
+        assert_valid(&c, v);
         // Under VM scope all, every process is judged.
         p.vm_scope = VmScope::All;
         let v = judge(&c, &a, &p);
@@ -632,6 +658,9 @@ mod tests {
         assert_eq!((d[0].rewritten.cc, d[0].rewritten.uc), (2, 0));
         assert_eq!(d[0].skipped.get("never_class"), Some(&1));
         assert_eq!((d[1].pci_address.as_deref(), d[1].calls), (Some(RDNA2), 2));
-        assert_eq!((d[1].kind, d[1].device_id.as_str()), ("device", "0x73bf"));
+        assert_eq!(
+            (d[1].kind.name(), d[1].device_id.as_str()),
+            ("device", "0x73bf")
+        );
     }
 }

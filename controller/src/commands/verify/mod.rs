@@ -31,7 +31,7 @@ use crate::trace::tracefs::{Lost, Tracefs};
 use crate::Ctx;
 use attribution::Attributor;
 use judge::Collector;
-use report::{DecodedJson, LostJson, TracefsJson};
+use report::{DecodedJson, EndedBy, LostJson, Outcome, TracefsJson};
 
 /// How often the ring buffers and the module's log are read.
 const POLL: Duration = Duration::from_millis(100);
@@ -175,11 +175,11 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs, out: &mut impl Write) -> Result<Code> {
         read_all(&mut cpus, &mut col, &mut attr)?;
         drain_events(&dev, &mut cursor, &mut col, &mut attr, true)?;
         if signals.raised() {
-            break "signal";
+            break EndedBy::Signal;
         }
         let left = duration.map(|d| d.saturating_sub(t0.elapsed()));
         if left == Some(Duration::ZERO) {
-            break "duration";
+            break EndedBy::Duration;
         }
         std::thread::sleep(left.map_or(POLL, |l| l.min(POLL)));
     };
@@ -230,17 +230,17 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs, out: &mut impl Write) -> Result<Code> {
             filtered: col.filtered,
         },
         lost,
-        module_events: col.module_events,
+        module_events_read: col.module_events,
         rows: verdict.rows,
-        counters: judge::counter_deltas(&stats_before, &stats_after),
+        stats: judge::counter_deltas(&stats_before, &stats_after),
         violations: verdict.violations,
         would_violate: verdict.would_violate,
         outside_vm_scope: verdict.outside_vm_scope,
         listed: verdict.listed,
         result: if verdict.violations > 0 {
-            "violations"
+            Outcome::Violations
         } else {
-            "ok"
+            Outcome::Ok
         },
     };
     if ctx.json {

@@ -54,14 +54,42 @@ impl LostJson {
     }
 }
 
+/// Why the window ended.
+#[derive(Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EndedBy {
+    /// `--duration` elapsed.
+    Duration,
+    /// SIGINT, SIGTERM or SIGHUP.
+    Signal,
+}
+
+impl EndedBy {
+    pub fn name(self) -> &'static str {
+        match self {
+            EndedBy::Duration => "duration",
+            EndedBy::Signal => "signal",
+        }
+    }
+}
+
+/// The verdict: no violation of the policy in force, or some (exit code 3).
+#[derive(Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// No violation (in off or audit, would-be violations do not count).
+    Ok,
+    /// Violations of the policy in force.
+    Violations,
+}
+
 /// The whole report; the `--json` document (docs/CLI.md (verify)).
 #[derive(Serialize, JsonSchema, Debug)]
 pub struct VerifyJson {
     /// The window actually traced, in seconds.
     pub duration_s: f64,
-    /// Why the window ended: `duration` or `signal`.
-    #[schemars(extend("enum" = ["duration", "signal"]))]
-    pub ended_by: &'static str,
+    /// Why the window ended.
+    pub ended_by: EndedBy,
     pub pid_filter: Option<u32>,
     pub policy: PolicyJson,
     /// The policy read again at the end differs from the one at the start.
@@ -69,10 +97,12 @@ pub struct VerifyJson {
     pub tracefs: TracefsJson,
     pub decoded: DecodedJson,
     pub lost: LostJson,
-    pub module_events: u64,
+    /// Entries of the module's event log read in the window (`lost.module_events`: those
+    /// overwritten before verify read them).
+    pub module_events_read: u64,
     pub rows: Vec<RowJson>,
-    /// The module's counter sets as deltas over the window.
-    pub counters: Vec<CounterSetJson>,
+    /// The module's counter sets as deltas over the window (`status`'s `stats`).
+    pub stats: Vec<CounterSetJson>,
     pub violations: u64,
     pub would_violate: u64,
     /// Non-NC updates not judged under VM scope `compute` (no compute VM logged for their
@@ -80,9 +110,15 @@ pub struct VerifyJson {
     pub outside_vm_scope: u64,
     /// The first violations (or would-be violations in off/audit), at most 100.
     pub listed: Vec<ViolationJson>,
-    /// `ok` or `violations`.
-    #[schemars(extend("enum" = ["ok", "violations"]))]
-    pub result: &'static str,
+    pub result: Outcome,
+}
+
+/// An MTYPE as text shows it, amdgpu's names (`UC`, `RSVD`), from its JSON name.
+fn text_mtype(json: &str) -> String {
+    match json {
+        "reserved" => "RSVD".to_owned(),
+        m => m.to_ascii_uppercase(),
+    }
 }
 
 fn mt(p: &PtesJson) -> String {
@@ -95,7 +131,7 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
         out,
         "verify: {:.1} s (ended by {}), policy mode {} scope {} vm scope {} classes {}{}",
         r.duration_s,
-        r.ended_by,
+        r.ended_by.name(),
         r.policy.mode,
         r.policy.scope,
         r.policy.vm_scope,
@@ -125,7 +161,7 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
         },
         r.decoded.updates,
         r.decoded.updates_per_s,
-        r.module_events
+        r.module_events_read
     )?;
     if !r.tracefs.stale_removed.is_empty() {
         writeln!(
@@ -204,10 +240,10 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
         )?;
     }
     writeln!(out)?;
-    if r.counters.is_empty() {
+    if r.stats.is_empty() {
         writeln!(out, "module: no device counted")?;
     }
-    for c in &r.counters {
+    for c in &r.stats {
         let skipped: Vec<String> = c
             .skipped
             .iter()
@@ -254,13 +290,13 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
                 v.end,
                 v.ptes,
                 v.flags,
-                v.mtype.to_ascii_uppercase()
+                text_mtype(v.mtype)
             )?;
         }
     }
     writeln!(out)?;
     match r.result {
-        "ok" => writeln!(
+        Outcome::Ok => writeln!(
             out,
             "result: ok, no violation{}",
             if l.any() {
@@ -269,7 +305,7 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
                 ""
             }
         ),
-        _ => writeln!(
+        Outcome::Violations => writeln!(
             out,
             "result: {} violations of the policy in force",
             r.violations
@@ -278,14 +314,15 @@ pub fn render_text(r: &VerifyJson, out: &mut impl Write) -> io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::commands::verify::attribution::Source;
 
-    fn doc(lost: LostJson, violations: u64) -> VerifyJson {
+    /// A whole report, with one row and one listed violation (judge's tests put theirs in).
+    pub(in crate::commands::verify) fn doc(lost: LostJson, violations: u64) -> VerifyJson {
         VerifyJson {
             duration_s: 2.0,
-            ended_by: "duration",
+            ended_by: EndedBy::Duration,
             pid_filter: None,
             policy: PolicyJson {
                 mode: "enforce",
@@ -309,7 +346,7 @@ mod tests {
                 filtered: 0,
             },
             lost,
-            module_events: 0,
+            module_events_read: 0,
             rows: vec![RowJson {
                 pci_addresses: vec!["0000:03:00.0".into()],
                 attribution: Source::ModuleEvents,
@@ -330,7 +367,7 @@ mod tests {
                 vm_kinds: vec!["compute"],
                 outside_vm_scope: 0,
             }],
-            counters: vec![],
+            stats: vec![],
             violations,
             would_violate: 0,
             outside_vm_scope: 0,
@@ -345,7 +382,11 @@ mod tests {
                 flags: "0x3000000000067".into(),
                 mtype: "uc",
             }],
-            result: if violations > 0 { "violations" } else { "ok" },
+            result: if violations > 0 {
+                Outcome::Violations
+            } else {
+                Outcome::Ok
+            },
         }
     }
 
@@ -359,8 +400,44 @@ mod tests {
     fn the_document_matches_its_schema() {
         let mut d = doc(LostJson::default(), 1);
         d.pid_filter = Some(42);
-        d.counters = vec![CounterSetJson::of(&Default::default())];
+        d.stats = vec![CounterSetJson::of(&Default::default())];
         crate::schema::assert_valid("verify", &d);
+    }
+
+    #[test]
+    fn text_keeps_amdgpus_short_mtype_names() {
+        let mut d = doc(LostJson::default(), 1);
+        d.listed[0].mtype = "reserved";
+        let t = text(&d);
+        assert!(t.contains("flags 0x3000000000067 MTYPE RSVD"), "{t}");
+    }
+
+    #[test]
+    fn a_pid_is_one_type_everywhere() {
+        // As `events`' pid: a u32 (a command imports no other command, so not compared).
+        let (_, verify) = crate::schema::document::<VerifyJson>("verify");
+        let want = &serde_json::json!({"type": "integer", "format": "uint32", "minimum": 0});
+        for at in [
+            "/$defs/RowJson/properties/pid",
+            "/$defs/ViolationJson/properties/pid",
+        ] {
+            assert_eq!(verify.pointer(at), Some(want), "{at}: {verify}");
+        }
+        let filter = &verify["properties"]["pid_filter"];
+        assert_eq!(filter["format"], "uint32", "{filter}");
+    }
+
+    #[test]
+    fn a_name_means_one_thing() {
+        let j = serde_json::to_value(doc(LostJson::default(), 0)).unwrap();
+        // Module events read (top level) and lost (under `lost`) have different names; the
+        // counter sets are `stats`, as in status.
+        assert!(
+            j["module_events_read"].is_u64() && j.get("module_events").is_none(),
+            "{j}"
+        );
+        assert!(j["lost"]["module_events"].is_u64(), "{j}");
+        assert!(j["stats"].is_array() && j.get("counters").is_none(), "{j}");
     }
 
     #[test]
