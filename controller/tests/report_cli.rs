@@ -50,6 +50,31 @@ fn report(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().expect("run rdna1ctl")
 }
 
+/// `doc` is valid under docs/schema/report.json, and the documents it keeps under their own
+/// schemas (docs/schema/doctor.json, status.json).
+fn assert_valid(doc: &serde_json::Value) {
+    let check = |name: &str, v: &serde_json::Value| {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../docs/schema/{name}.json"));
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(v)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}\n{v}");
+    };
+    check("report", doc);
+    for sub in ["doctor", "status"] {
+        let d = &doc[sub]["document"];
+        let name = d["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{sub}: {d}"));
+        check(name, d);
+    }
+}
+
 #[test]
 fn without_a_control_device_it_writes_doctor_and_status_and_runs_nothing() {
     if !is_root() {
@@ -71,6 +96,7 @@ fn without_a_control_device_it_writes_doctor_and_status_and_runs_nothing() {
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
     assert_eq!(doc["command"], "report");
+    assert_valid(&doc);
     assert_eq!(doc["exit_code"], 5);
     assert_eq!(doc["doctor"]["document"]["command"], "doctor");
     assert_eq!(doc["status"]["document"]["command"], "status");
@@ -105,6 +131,7 @@ fn without_a_control_device_it_writes_doctor_and_status_and_runs_nothing() {
     assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["command"], "report");
+    assert_valid(&doc);
     assert_eq!(doc["run_as"]["source"], "--user");
     let out = doc["output"].as_str().unwrap();
     assert!(

@@ -44,7 +44,22 @@ The default of \fB\-\-root\fR: read /sys, /proc, /dev and /etc below this direct
 Any non\-empty value: no colour, even on a terminal. Without it, colour only goes to a terminal.
 .TP
 \fBHSA_OVERRIDE_GFX_VERSION\fR, \fBROCBLAS_TENSILE_LIBPATH\fR, \fBPATH\fR
-Read by \fBdoctor\fR: the override ROCm will apply, where rocBLAS looks first, and the \fBrustc\fR it compares with the kernel's.
+Read by \fBdoctor\fR: the override ROCm will apply, where rocBLAS looks first, the \fBrustc\fR it compares with the kernel's, and the \fBpython3\fR it asks for torch (without \fB\-\-python\fR or \fBVIRTUAL_ENV\fR).
+.TP
+\fBVIRTUAL_ENV\fR
+Read by \fBdoctor\fR (and \fBreport\fR, through it): the venv whose \fIbin/python\fR and site\-packages torch is looked for in, unless \fB\-\-python\fR names an interpreter.
+.TP
+\fBROCR_VISIBLE_DEVICES\fR, \fBHIP_VISIBLE_DEVICES\fR, \fBCUDA_VISIBLE_DEVICES\fR
+Read by \fBdoctor\fR: whether they hide the RDNA1 GPU from ROCm or HIP, or name a GPU index that does not exist (an empty value or \-1 hides every GPU).
+.TP
+\fBSUDO_UID\fR, \fBSUDO_GID\fR, \fBPKEXEC_UID\fR
+The user who invoked rdna1ctl through sudo or pkexec. Run as root, \fBdoctor\fR checks device access and finds Python and torch for the \fBSUDO_UID\fR/\fBSUDO_GID\fR user, not root; \fBreport\fR runs the command as the \fBSUDO_UID\fR or \fBPKEXEC_UID\fR user (\fB\-\-user\fR wins; as root with none of them, it refuses) and removes them from the command's environment.
+.TP
+\fBHOME\fR
+Read by \fBdoctor\fR when \fI/etc/passwd\fR has no home for the user: where \fI~/.local/lib/python3*/site\-packages\fR is. \fBreport\fR sets it (and \fBUSER\fR, \fBLOGNAME\fR) to the user's for the command it runs.
+.TP
+\fBTERM\fR
+\fBreport\fR updates its progress line in place only on a terminal that is not \fBdumb\fR.
 "#;
 
 const FILES: &str = r#".SH FILES
@@ -72,6 +87,21 @@ BTF for \fBlayout\fR and \fBcheck\-kernel\fR.
 .TP
 \fI/proc/config.gz\fR, \fI/boot/config\-KVER\fR
 The kernel configuration \fBdoctor\fR checks.
+.TP
+\fI/dev/kfd\fR, \fI/dev/dri/renderD*\fR
+The devices ROCm opens: \fBdoctor\fR checks the invoking user may open them (owner, group, mode).
+.TP
+\fI/dev/kmsg\fR
+The kernel log: \fBdoctor\fR looks for amdgpu GPU page faults in it; \fBreport\fR reads the faults logged during each run.
+.TP
+\fI/etc/passwd\fR, \fI/etc/group\fR
+\fBdoctor\fR: the invoking user's name, home and groups (those that may open \fI/dev/kfd\fR, render, video); \fBreport\fR: the user the command runs as and that user's groups (through the system's user database).
+.TP
+\fIPREFIX/lib/python3*/site\-packages/torch/\fR
+The torch \fBdoctor\fR checks (its version, HIP version and the gfx targets of its code objects), in the site\-packages of the venv, \fI~/.local\fR, \fI/usr/local\fR or \fI/usr\fR (dist\-packages too), or where the interpreter says.
+.TP
+\fI/usr/share/rdna1\-mtype/conv2d.py\fR
+The Conv2d script \fBreport\fR runs when given no command (first \fIPREFIX/share/rdna1\-mtype/conv2d.py\fR beside the binary's prefix; \fB\-\-script\fR names another).
 "#;
 
 pub fn run(command: Option<&str>, out: &mut impl Write) -> Result<()> {
@@ -134,6 +164,13 @@ mod tests {
         String::from_utf8(v).unwrap()
     }
 
+    /// The section of `page` that starts with `header`, up to the next `.SH`.
+    fn section<'a>(page: &'a str, header: &str) -> &'a str {
+        let at = page.find(header).unwrap_or_else(|| panic!("no {header}"));
+        let rest = &page[at + header.len()..];
+        &rest[..rest.find(".SH").unwrap_or(rest.len())]
+    }
+
     #[test]
     fn every_command_has_a_page_with_the_three_sections() {
         let cli = Cli::command();
@@ -153,6 +190,35 @@ mod tests {
             }
         }
         assert!(page(Some("status")).contains("\\-\\-check"));
+        // What doctor and report read, on every page (the sections are shared).
+        for name in [None, Some("doctor"), Some("report")] {
+            let p = page(name);
+            let env = section(&p, ".SH ENVIRONMENT");
+            for v in [
+                "VIRTUAL_ENV",
+                "ROCR_VISIBLE_DEVICES",
+                "HIP_VISIBLE_DEVICES",
+                "CUDA_VISIBLE_DEVICES",
+                "SUDO_UID",
+                "SUDO_GID",
+                "PKEXEC_UID",
+                "\\fBHOME\\fR",
+            ] {
+                assert!(env.contains(v), "{name:?}: ENVIRONMENT lacks {v}");
+            }
+            let files = section(&p, ".SH FILES");
+            for f in [
+                "/dev/kfd",
+                "/dev/dri/renderD*",
+                "/dev/kmsg",
+                "/etc/group",
+                "/etc/passwd",
+                "site\\-packages/torch",
+                "/usr/share/rdna1\\-mtype/conv2d.py",
+            ] {
+                assert!(files.contains(f), "{name:?}: FILES lacks {f}");
+            }
+        }
         assert!(
             page(Some("status")).contains("\\-\\-root"),
             "global options too"

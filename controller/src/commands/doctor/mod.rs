@@ -32,6 +32,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::exit::Code;
@@ -41,8 +42,8 @@ use crate::Ctx;
 pub use facts::Facts;
 pub use host::{Host, ProcessHost};
 
-/// A check's verdict, ordered by severity. `Fail` makes `doctor` exit with [`Code::Problems`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// A check's verdict, ordered by severity: a `fail` makes `doctor` exit 3 ([`Code::Problems`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
@@ -60,16 +61,20 @@ impl Status {
     }
 }
 
-/// One check's result. `fix` is `None` when there is nothing to do.
-#[derive(Debug, Serialize)]
+/// One check's result; `fix` is null when there is nothing to do.
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Check {
+    /// The check's stable name, `group.check` (`kconfig.rust`, `amdgpu.loaded`).
     pub id: &'static str,
     pub status: Status,
+    /// What the check found, one line.
     pub message: String,
+    /// What to do about it, one line; null when there is nothing to do.
     pub fix: Option<String>,
     /// What the check states about code objects, for the test that no two checks
     /// contradict each other (not printed).
     #[serde(skip)]
+    #[schemars(skip)]
     pub claims: Vec<Claim>,
 }
 
@@ -183,9 +188,10 @@ pub fn check_all(root: &SysRoot, host: &dyn Host, python: Option<&Path>) -> Vec<
 }
 
 /// The JSON body: `{"checks": [{id, status, message, fix}, ...]}` inside the common envelope.
-#[derive(Serialize)]
-struct Body<'a> {
-    checks: &'a [Check],
+#[derive(Serialize, JsonSchema)]
+pub struct Body<'a> {
+    /// Every check, in the order the table prints them.
+    pub checks: &'a [Check],
 }
 
 /// [`Code::Problems`] if any check failed, else [`Code::Ok`]; warnings do not change it.

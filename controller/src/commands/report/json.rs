@@ -3,10 +3,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use rdna1_mtype_shared::policy::Mode;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::judge::Judgement;
+use super::judge::{Judgement, Outcome};
 use super::kmsg::Fault;
 use super::sub::SubDoc;
 use super::user::RunAs;
@@ -14,8 +16,9 @@ use super::workload::Record;
 use crate::output::PolicyJson;
 
 /// The whole report.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ReportJson {
+    /// The rdna1ctl that wrote the report.
     pub rdna1ctl_version: &'static str,
     /// When the report started, UTC, `2026-11-24T12:00:00Z`.
     pub started_at: String,
@@ -24,9 +27,14 @@ pub struct ReportJson {
     /// The file this document was written to.
     pub output: String,
     /// Who ran the command.
+    #[schemars(with = "Option<RunAsJson>")]
     pub run_as: Option<RunAs>,
     pub workload: WorkloadJson,
+    /// `rdna1ctl doctor` before the runs.
+    #[schemars(schema_with = "super::sub::doctor_schema")]
     pub doctor: SubDoc,
+    /// `rdna1ctl status` before the runs.
+    #[schemars(schema_with = "super::sub::status_schema")]
     pub status: SubDoc,
     /// The policy found before the runs (null: the device could not be read).
     pub policy_before: Option<PolicyJson>,
@@ -46,23 +54,45 @@ pub struct ReportJson {
     pub judgement: Judgement,
 }
 
+/// Whom the command runs as, as `run_as` prints it (the schema of
+/// `report::user::RunAs`, which a test below serializes against it).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct RunAsJson {
+    uid: u32,
+    gid: u32,
+    /// Every group the command gets (the primary one included).
+    groups: Vec<u32>,
+    /// The user's name, or null for a uid the user database does not know.
+    name: Option<String>,
+    /// The user's home directory, if the user database has one.
+    home: Option<String>,
+    /// What named the user: `--user`, `SUDO_UID` or `PKEXEC_UID`.
+    source: String,
+}
+
 /// What the runs execute.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct WorkloadJson {
+    /// The command and its arguments.
     pub argv: Vec<String>,
     /// The shipped Conv2d script (no command given).
     pub default_script: bool,
+    /// `--timeout`: how long one run may take, in seconds.
     pub timeout_s: f64,
 }
 
 /// One run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct RunJson {
-    /// `off`, `audit` or `enforce`.
+    /// The mode of the run: `off`, `audit` or `enforce`.
+    #[schemars(schema_with = "crate::schema::one_of::<Mode>")]
     pub mode: &'static str,
     /// The policy in force during the run, as read back.
     pub policy: PolicyJson,
-    /// `pass` (exit 0, no GPU fault), `fail`, or `not_run` (interrupted).
+    /// `pass` (exit 0, no GPU fault), `fail`, or `not_run` (interrupted, or the command could
+    /// not be started).
+    #[schemars(schema_with = "crate::schema::one_of::<Outcome>")]
     pub outcome: &'static str,
     #[serde(flatten)]
     pub record: Record,
@@ -71,10 +101,26 @@ pub struct RunJson {
     /// Why the kernel log could not be read, if it could not (faults is then empty).
     pub kmsg_error: Option<String>,
     /// `rdna1ctl verify` around the run.
+    #[schemars(schema_with = "super::sub::verify_schema")]
     pub verify: SubDoc,
-    /// The module's decisions logged during the run (as `rdna1ctl events --json` has them).
+    /// The module's decisions logged during the run (as `rdna1ctl events --json` has them in
+    /// its `events`: docs/schema/events.json).
+    #[schemars(schema_with = "events_schema")]
     pub events: Vec<Value>,
+    /// Why the module's event log could not be read, if it could not (events is then empty).
     pub events_error: Option<String>,
+}
+
+/// `events`: the entries of an `events` document's `events`, kept as it printed them.
+fn events_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "items": {
+            "description": "One entry of rdna1ctl --json events's events \
+                            (docs/schema/events.json), as it printed it.",
+            "type": "object",
+        },
+    })
 }
 
 /// Seconds since the epoch as (year, month, day, hour, minute, second), UTC.
@@ -169,7 +215,14 @@ mod tests {
             started_at: rfc3339(0),
             kernel: Some("7.2.0".into()),
             output: "/tmp/r.json".into(),
-            run_as: None,
+            run_as: Some(RunAs {
+                uid: 1000,
+                gid: 1000,
+                groups: vec![1000, 44],
+                name: Some("owner".into()),
+                home: Some("/home/owner".into()),
+                source: "SUDO_UID",
+            }),
             workload: WorkloadJson {
                 argv: vec!["true".into()],
                 default_script: false,
@@ -190,7 +243,16 @@ mod tests {
         crate::output::json("report", &doc, &mut v).unwrap();
         let j: Value = serde_json::from_slice(&v).unwrap();
         assert_eq!(j["command"], "report");
-        assert_eq!(j["schema_version"], 1);
+        assert_eq!(j["schema_version"], crate::output::JSON_SCHEMA_VERSION);
+        // Valid under docs/schema/report.json (run_as is a mirror of RunAs there).
+        crate::schema::assert_valid("report", &doc);
+        crate::schema::assert_valid(
+            "report",
+            &ReportJson {
+                run_as: None,
+                ..doc
+            },
+        );
         assert_eq!(j["verdict"], "not_reproduced");
         assert!(j["summary"].as_str().unwrap().contains("did not reproduce"));
         let modes: Vec<&str> = j["runs"]

@@ -4,7 +4,10 @@
 //! Audit writes the same PTEs as off (it only counts), so a workload that behaves differently
 //! under off and audit is intermittent: no conclusion about MTYPE is drawn from it.
 
+use schemars::JsonSchema;
 use serde::Serialize;
+
+use crate::output::JsonNames;
 
 /// How a run that ran went wrong: what tells two failures apart.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -64,10 +67,62 @@ impl Outcome {
 
     /// `pass`, `fail`, `not_run` (the JSON's `outcome`).
     pub fn name(&self) -> &'static str {
+        self.json_name()
+    }
+}
+
+/// A run's `outcome` in JSON: the schema's `enum` is every value's name.
+impl JsonNames for Outcome {
+    fn every() -> Vec<Self> {
+        vec![
+            Outcome::Pass,
+            Outcome::Fail(Failure::default()),
+            Outcome::NotRun,
+        ]
+    }
+    fn json_name(&self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Fail(_) => "fail",
             Outcome::NotRun => "not_run",
+        }
+    }
+}
+
+/// The report's `verdict`: the one list of codes [`judge`] gives and the schema names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    SupportsHypothesis,
+    NotMtype,
+    NotReproduced,
+    EnforceBreaks,
+    Intermittent,
+    Inconclusive,
+    Incomplete,
+}
+
+impl JsonNames for Verdict {
+    fn every() -> Vec<Self> {
+        use Verdict::*;
+        vec![
+            SupportsHypothesis,
+            NotMtype,
+            NotReproduced,
+            EnforceBreaks,
+            Intermittent,
+            Inconclusive,
+            Incomplete,
+        ]
+    }
+    fn json_name(&self) -> &'static str {
+        match self {
+            Verdict::SupportsHypothesis => "supports_hypothesis",
+            Verdict::NotMtype => "not_mtype",
+            Verdict::NotReproduced => "not_reproduced",
+            Verdict::EnforceBreaks => "enforce_breaks",
+            Verdict::Intermittent => "intermittent",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Incomplete => "incomplete",
         }
     }
 }
@@ -84,11 +139,12 @@ pub enum Verified {
 }
 
 /// The conclusion: a stable code and the sentence for people.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Judgement {
-    /// `supports_hypothesis`, `not_mtype`, `not_reproduced`, `enforce_breaks`, `intermittent`,
-    /// `inconclusive`, `incomplete`.
+    /// What the runs show, as a stable code (docs/CLI.md, `rdna1ctl report`).
+    #[schemars(schema_with = "crate::schema::one_of::<Verdict>")]
     pub verdict: &'static str,
+    /// The conclusion in one sentence, for people.
     pub summary: String,
     /// What qualifies it (verify under enforce, a run that disagrees).
     pub notes: Vec<String>,
@@ -111,8 +167,8 @@ fn and_list(items: &[&str]) -> String {
 /// The three runs, in the order off, audit, enforce.
 pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verified) -> Judgement {
     use Outcome::*;
-    let j = |verdict, summary: String, notes: Vec<&str>| Judgement {
-        verdict,
+    let j = |verdict: Verdict, summary: String, notes: Vec<&str>| Judgement {
+        verdict: verdict.json_name(),
         summary,
         notes: notes.into_iter().map(str::to_owned).collect(),
     };
@@ -123,7 +179,7 @@ pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verifi
         .collect();
     if !missing.is_empty() {
         return j(
-            "incomplete",
+            Verdict::Incomplete,
             format!(
                 "incomplete: no run under {}: nothing can be concluded",
                 and_list(&missing)
@@ -138,12 +194,12 @@ pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verifi
     };
     match (off, audit, enforce) {
         (Pass, Pass, Pass) => j(
-            "not_reproduced",
+            Verdict::NotReproduced,
             "passes under off, audit and enforce: the fault did not reproduce here".into(),
             verify_note.into_iter().collect(),
         ),
         (Pass, Fail(a), Pass) => j(
-            "intermittent",
+            Verdict::Intermittent,
             format!(
                 "passes under off and enforce, fails under audit ({}), which writes the same \
                  PTEs as off: the failure is intermittent; run the report again",
@@ -152,7 +208,7 @@ pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verifi
             vec![],
         ),
         (Fail(o), Fail(_), Pass) => j(
-            "supports_hypothesis",
+            Verdict::SupportsHypothesis,
             format!(
                 "fails under off ({}) and audit, passes under enforce: supports the MTYPE \
                  hypothesis",
@@ -161,7 +217,7 @@ pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verifi
             verify_note.into_iter().collect(),
         ),
         (Fail(o), Pass, Pass) => j(
-            "intermittent",
+            Verdict::Intermittent,
             format!(
                 "fails under off ({}) but passes under audit, which writes the same PTEs as \
                  off: the failure is intermittent, not shown to be MTYPE's; run the report again",
@@ -176,7 +232,7 @@ pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verifi
             }
             if verified == Verified::Violations {
                 return j(
-                    "inconclusive",
+                    Verdict::Inconclusive,
                     format!(
                         "fails under off ({}) and enforce ({}), but not every PTE was NC under \
                          enforce: MTYPE is not ruled out",
@@ -199,10 +255,10 @@ pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verifi
                     e.describe()
                 ),
             };
-            j("not_mtype", summary, notes)
+            j(Verdict::NotMtype, summary, notes)
         }
         (Pass, Pass, Fail(e)) => j(
-            "enforce_breaks",
+            Verdict::EnforceBreaks,
             format!(
                 "passes under off and audit, fails under enforce ({}): forcing NC breaks this \
                  workload; please report it",
@@ -211,7 +267,7 @@ pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verifi
             verify_note.into_iter().collect(),
         ),
         (Pass, Fail(a), Fail(e)) => j(
-            "intermittent",
+            Verdict::Intermittent,
             format!(
                 "passes under off, fails under audit ({}) and enforce ({}): audit writes the same \
                  PTEs as off, so the failure is intermittent; run the report again",
@@ -222,7 +278,7 @@ pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verifi
         ),
         // NotRun was handled above.
         _ => j(
-            "incomplete",
+            Verdict::Incomplete,
             "incomplete: nothing can be concluded".into(),
             vec![],
         ),

@@ -20,7 +20,7 @@ use std::path::Path;
 use serde::Serialize;
 
 /// One fault report.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Fault {
     /// The PCI address amdgpu named, if any.
     pub device: Option<String>,

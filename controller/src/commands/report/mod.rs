@@ -8,7 +8,7 @@
 //! documents (`sub`), the policy put back (`policy`), the conclusion (`judge`), the document
 //! (`json`), the text (`render`) and the progress on stderr (`progress`).
 
-mod json;
+pub mod json;
 mod judge;
 mod kmsg;
 mod policy;
@@ -210,7 +210,10 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
     };
     progress.line("doctor");
     // Doctor judges the Python the runs use, when --python names it.
-    let python = args.python.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let python = args
+        .python
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned());
     let mut doctor_args = vec!["doctor"];
     if let Some(p) = &python {
         doctor_args.extend(["--python", p.as_str()]);

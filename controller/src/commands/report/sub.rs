@@ -2,13 +2,14 @@
 //! through rdna1ctl's own entry point ([`crate::run`], in this process: what the binary would
 //! print), verify as a child (see `watch`). No command module is imported (docs/ARCHITECTURE.md).
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::sysroot::SysRoot;
 
 /// One command's answer.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
 pub struct SubDoc {
     /// Its exit code (docs/CLI.md), or null if it did not end by itself.
     pub exit_code: Option<u8>,
@@ -16,6 +17,41 @@ pub struct SubDoc {
     pub document: Option<Value>,
     /// Its error line (stderr), if it failed.
     pub error: Option<String>,
+}
+
+/// The schema of a [`SubDoc`] holding `command`'s answer: its `document` is any document of
+/// that command (docs/schema/COMMAND.json) or an `error` document (docs/schema/error.json).
+fn schema_of(g: &mut SchemaGenerator, command: &str) -> Schema {
+    let mut s = SubDoc::json_schema(g);
+    let document = json!({
+        "description": format!(
+            "rdna1ctl --json {command}'s document as it printed it (docs/schema/{command}.json), \
+             or the error document it printed instead (docs/schema/error.json); null if it \
+             printed none."
+        ),
+        "type": ["object", "null"],
+        "properties": {"command": {"enum": [command, "error"]}},
+        "required": ["schema_version", "command"],
+    });
+    if let Some(props) = s.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert("document".into(), document);
+    }
+    s
+}
+
+/// `#[schemars(schema_with = ...)]` for the report's `doctor`.
+pub fn doctor_schema(g: &mut SchemaGenerator) -> Schema {
+    schema_of(g, "doctor")
+}
+
+/// `#[schemars(schema_with = ...)]` for the report's `status`.
+pub fn status_schema(g: &mut SchemaGenerator) -> Schema {
+    schema_of(g, "status")
+}
+
+/// `#[schemars(schema_with = ...)]` for a run's `verify`.
+pub fn verify_schema(g: &mut SchemaGenerator) -> Schema {
+    schema_of(g, "verify")
 }
 
 impl SubDoc {

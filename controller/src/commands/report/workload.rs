@@ -22,7 +22,7 @@ const GRACE: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(50);
 
 /// What a run of the command recorded (part of the report's `runs[]`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Record {
     /// The exit code, or null if a signal ended it (or it never started).
     pub exit_code: Option<i32>,
