@@ -23,6 +23,10 @@ fn init_tracing(verbose: u8, ansi: bool) {
 }
 
 fn main() -> ExitCode {
+    // `report` started this process to become the invoking user and exec their command.
+    if let Some(code) = rdna1ctl::commands::report::exec_as::exec_from_env() {
+        return ExitCode::from(code);
+    }
     // NO_COLOR (no-color.org): any non-empty value turns colour off, terminal or not.
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let colors = Colors {

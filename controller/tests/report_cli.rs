@@ -253,3 +253,63 @@ fn usage_and_the_man_page() {
         text(&o.stdout)
     );
 }
+
+/// What `report` starts for the owner's command: rdna1ctl itself with RDNA1CTL_EXEC_AS, which
+/// drops root (groups, group, user) and execs the command; it never runs it as root.
+#[test]
+fn exec_as_drops_root_then_runs_the_command() {
+    if !is_root() {
+        eprintln!("skipped: dropping privileges needs root");
+        return;
+    }
+    let o = Command::new(BIN)
+        .env("RDNA1CTL_EXEC_AS", "65534:65533:65533,44")
+        .args([
+            "sh",
+            "-c",
+            "id -u; id -g; id -G; printenv RDNA1CTL_EXEC_AS || echo unset",
+        ])
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().map(str::trim).collect();
+    assert_eq!(
+        lines,
+        ["65534", "65533", "65533 44", "unset"],
+        "{out}{}",
+        text(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(0));
+}
+
+/// A command that cannot be started: exit 127 and one line that report turns into the run's
+/// spawn error.
+#[test]
+fn exec_as_says_when_the_command_cannot_start() {
+    if !is_root() {
+        eprintln!("skipped: dropping privileges needs root");
+        return;
+    }
+    let o = Command::new(BIN)
+        .env("RDNA1CTL_EXEC_AS", "65534:65534:65534")
+        .args(["/nonexistent/train"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(127));
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("rdna1ctl: could not start /nonexistent/train as uid 65534: "),
+        "{err}"
+    );
+    let garbage = Command::new(BIN)
+        .env("RDNA1CTL_EXEC_AS", "root")
+        .args(["true"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        garbage.status.code(),
+        Some(127),
+        "{}",
+        text(&garbage.stderr)
+    );
+}

@@ -8,6 +8,7 @@
 //! documents (`sub`), the policy put back (`policy`), the conclusion (`judge`), the document
 //! (`json`), the text (`render`) and the progress on stderr (`progress`).
 
+pub mod exec_as;
 pub mod json;
 mod judge;
 mod kmsg;

@@ -2,14 +2,15 @@
 //! (SUDO_UID/SUDO_GID) or pkexec (PKEXEC_UID), or the one `--user` names, with that user's
 //! supplementary groups (render/video give /dev/kfd), home and name.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nix::unistd::{Gid, Uid};
 use serde::Serialize;
 
+use super::exec_as;
 use crate::exit::{coded, Code};
 
 /// What the environment and the command line say about who invoked rdna1ctl.
@@ -235,10 +236,13 @@ pub fn resolve(target: &Target, db: &impl Accounts) -> anyhow::Result<RunAs> {
 }
 
 impl RunAs {
-    /// Makes `cmd` run as this user, in a process group of its own (so that a timeout or
-    /// Ctrl-C ends all of it), with HOME/USER/LOGNAME of the user and sudo's/pkexec's
-    /// variables removed; the rest of this process's environment stays.
-    pub fn apply(&self, cmd: &mut Command) {
+    /// `prog args` to run as this user: `exe` (rdna1ctl) started with [`exec_as::ENV`], which
+    /// drops root and execs them (exec_as.rs says why not a fork). In a process group of its
+    /// own (so that a timeout or Ctrl-C ends all of it), with HOME/USER/LOGNAME of the user
+    /// and sudo's/pkexec's variables removed; the rest of this process's environment stays.
+    pub fn command(&self, exe: &Path, prog: &OsStr, args: &[OsString]) -> Command {
+        let mut cmd = Command::new(exe);
+        cmd.arg(prog).args(args);
         for v in [
             "SUDO_UID",
             "SUDO_GID",
@@ -257,31 +261,11 @@ impl RunAs {
             cmd.env("USER", name).env("LOGNAME", name);
         }
         cmd.process_group(0);
-        let groups: Vec<nix::libc::gid_t> = self.groups.clone();
-        let (uid, gid) = (self.uid, self.gid);
-        // SAFETY: the closure runs in the forked child before exec and only makes raw system
-        // calls, which are async-signal-safe; it allocates nothing (the group list was built
-        // before the fork). Raw calls, not libc's wrappers: the child has one thread, and
-        // glibc's wrappers would broadcast the change to the parent's threads (setxid), which
-        // a static glibc that has loaded NSS modules gets wrong (ENOSYS, seen in the VM).
-        unsafe {
-            cmd.pre_exec(move || {
-                use nix::libc::{syscall, SYS_setgroups, SYS_setresgid, SYS_setresuid};
-                let check = |r: nix::libc::c_long| match r {
-                    0 => Ok(()),
-                    _ => Err(std::io::Error::last_os_error()),
-                };
-                // Groups and group first: after the uid they can no longer be changed.
-                check(syscall(SYS_setgroups, groups.len(), groups.as_ptr()))?;
-                check(syscall(SYS_setresgid, gid, gid, gid))?;
-                check(syscall(SYS_setresuid, uid, uid, uid))?;
-                // A process that could regain root would not have dropped it.
-                if syscall(SYS_setresuid, 0u32, 0u32, 0u32) == 0 {
-                    return Err(std::io::Error::other("could not drop root"));
-                }
-                Ok(())
-            });
-        }
+        cmd.env(
+            exec_as::ENV,
+            exec_as::spec(self.uid, self.gid, &self.groups),
+        );
+        cmd
     }
 
     /// The user in words: `alice (uid 1000, groups 1000,44,109, from SUDO_UID)`.
@@ -451,9 +435,11 @@ mod tests {
     #[test]
     fn the_environment_names_the_user_and_forgets_sudo() {
         let r = resolve(&Target::Name("alice".into()), &Db).unwrap();
-        let mut cmd = Command::new("true");
-        cmd.env("SUDO_UID", "1000");
-        r.apply(&mut cmd);
+        let cmd = r.command(
+            Path::new("/usr/bin/rdna1ctl"),
+            OsStr::new("python3"),
+            &["train.py".into()],
+        );
         let envs: Vec<(String, Option<String>)> = cmd
             .get_envs()
             .map(|(k, v)| {
@@ -466,31 +452,14 @@ mod tests {
         assert!(envs.contains(&("HOME".into(), Some("/home/alice".into()))));
         assert!(envs.contains(&("USER".into(), Some("alice".into()))));
         assert!(envs.contains(&("SUDO_UID".into(), None)), "{envs:?}");
-    }
-
-    #[test]
-    fn the_command_really_runs_as_the_user_with_its_groups() {
-        if !nix::unistd::geteuid().is_root() {
-            eprintln!("skipped: dropping privileges needs root");
-            return;
-        }
-        let r = RunAs {
-            uid: 65534,
-            gid: 65533,
-            groups: vec![65533, 44],
-            name: None,
-            home: None,
-            source: "SUDO_UID",
-        };
-        let mut cmd = Command::new("sh");
-        cmd.args([
-            "-c",
-            "id -u; id -g; id -G; ps -o pgid= -p $$ 2>/dev/null || true",
-        ]);
-        r.apply(&mut cmd);
-        let o = cmd.output().unwrap();
-        let out = String::from_utf8_lossy(&o.stdout);
-        let lines: Vec<&str> = out.lines().map(str::trim).collect();
-        assert_eq!(&lines[..3], ["65534", "65533", "65533 44"], "{out}");
+        let spec = exec_as::spec(r.uid, r.gid, &r.groups);
+        assert!(
+            envs.contains(&(exec_as::ENV.into(), Some(spec))),
+            "{envs:?}"
+        );
+        // rdna1ctl itself, told what to run (it drops root, then execs).
+        assert_eq!(cmd.get_program(), "/usr/bin/rdna1ctl");
+        let args: Vec<&OsStr> = cmd.get_args().collect();
+        assert_eq!(args, ["python3", "train.py"]);
     }
 }

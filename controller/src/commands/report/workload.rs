@@ -12,6 +12,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde::Serialize;
 
+use super::exec_as;
 use super::progress::Progress;
 use super::user::RunAs;
 
@@ -101,17 +102,24 @@ pub fn run(
         rec.spawn_error = Some("no command to run".into());
         return rec;
     };
-    let mut cmd = Command::new(prog);
-    cmd.args(args)
-        .stdin(Stdio::null())
+    let mut cmd = match user {
+        Some(u) => match std::env::current_exe() {
+            Ok(exe) => u.command(&exe, prog, args),
+            Err(e) => {
+                rec.spawn_error = Some(format!("could not find rdna1ctl's own binary: {e}"));
+                return rec;
+            }
+        },
+        None => {
+            let mut cmd = Command::new(prog);
+            cmd.args(args);
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+            cmd
+        }
+    };
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    match user {
-        Some(u) => u.apply(&mut cmd),
-        None => {
-            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        }
-    }
     let t0 = Instant::now();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -157,6 +165,16 @@ pub fn run(
     }
     rec.stdout_tail = joined(out);
     rec.stderr_tail = joined(err);
+    // rdna1ctl, started to drop root and exec the command, could not: as a spawn error.
+    if user.is_some()
+        && rec.exit_code == Some(exec_as::CANNOT_START)
+        && let Some(line) = rec
+            .stderr_tail
+            .lines()
+            .find_map(|l| l.strip_prefix(exec_as::CANNOT_START_MARK))
+    {
+        rec.spawn_error = Some(format!("could not start {line}"));
+    }
     rec
 }
 
