@@ -65,7 +65,8 @@ fn children_with(dir: &Path, tail: &str) -> Vec<PathBuf> {
     v
 }
 
-fn file_names(dir: &Path) -> Vec<String> {
+/// The names in `dir` (none if it cannot be read).
+pub(super) fn file_names(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()

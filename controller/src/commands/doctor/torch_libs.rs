@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::python::{self, PythonEnv, INSTALL_TORCH};
-use super::rocm::{names_for, override_target};
+use super::rocm::{file_names, names_for, override_target};
 use super::{codeobj, Check, Claim, Input};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,15 +197,6 @@ fn elf_lib(kind: Kind, path: PathBuf) -> Lib {
             path,
         },
     }
-}
-
-fn file_names(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect()
 }
 
 /// The gfx targets a Tensile file name carries: `TensileLibrary_lazy_gfx1010.dat` is gfx1010,
