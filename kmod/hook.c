@@ -237,6 +237,7 @@ static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 	call->bo = (const void *)ftrace_regs_get_argument(fregs, 2);
 	call->vm_flags = (u32)ftrace_regs_get_argument(fregs, 3);
 	rdna1_read_device((const void *)ftrace_regs_get_argument(fregs, 0), call);
+	lockdep_assert_preemption_disabled();
 	/*
 	 * fprobe_fgraph_entry() runs us under rcu_sched, as the Rust handler requires. In mode
 	 * off it counts the call and says the exit is of no interest: returning non-zero, fprobe
@@ -255,6 +256,10 @@ static void rdna1_exit(struct fprobe *fp, unsigned long entry_ip,
 	rdna1_mtype_on_pte(data);
 }
 
+/*
+ * No FPROBE_FL_KPROBE_SHARED: with it, fprobe skips the entry handler while a kprobe runs but
+ * still hooks the return, and rdna1_exit() would read entry data rdna1_entry() never filled.
+ */
 static struct fprobe rdna1_fprobe = {
 	.entry_handler = rdna1_entry,
 	.exit_handler = rdna1_exit,

@@ -100,7 +100,9 @@ fn device_of(c: &PteCall) -> Option<DeviceId> {
 ///
 /// # Safety
 ///
-/// Called only from the fprobe's exit handler (hook.c: `rdna1_exit`). `call` is valid;
+/// Called only from the fprobe's exit handler (hook.c: `rdna1_exit`), with `call` the entry
+/// data `rdna1_entry` filled for this call (fprobe calls the exit handler only after the entry
+/// handler returned 0). `call` is valid;
 /// `call.flags` is the function's `u64 *flags` argument: null or valid for reads and writes,
 /// and not accessed concurrently; `call.bo` is its `bo` argument (null or a live
 /// `struct amdgpu_bo`, see [`bo_class`]); `call.vm` is its `vm` argument (null or a live

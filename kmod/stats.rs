@@ -59,7 +59,8 @@ impl DevStats {
 }
 
 /// A device's counters as read once: what one line or one `GET_STATS` reply shows, so that its
-/// `calls` is the sum of the counters beside it.
+/// `calls` is the sum of the counters it was read with (those shown, plus the MTYPE values 4 to
+/// 7 no line shows: amdgpu never computes them).
 struct Counts {
     rewritten: [u64; 8],
     would_rewrite: [u64; 8],

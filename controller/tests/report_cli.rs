@@ -313,3 +313,16 @@ fn exec_as_says_when_the_command_cannot_start() {
         text(&garbage.stderr)
     );
 }
+
+/// RDNA1CTL_EXEC_AS never makes rdna1ctl exec anything as root (report refuses root too).
+#[test]
+fn exec_as_refuses_root() {
+    let o = Command::new(BIN)
+        .env("RDNA1CTL_EXEC_AS", "0:0:0")
+        .args(["sh", "-c", "echo ran"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(127), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).is_empty(), "{}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("root"), "{}", text(&o.stderr));
+}

@@ -60,6 +60,9 @@ Read by \fBdoctor\fR when \fI/etc/passwd\fR has no home for the user: where \fI~
 .TP
 \fBTERM\fR
 \fBreport\fR updates its progress line in place only on a terminal that is not \fBdumb\fR.
+.TP
+\fBRDNA1CTL_EXEC_AS\fR
+Internal to \fBreport\fR, which sets it on the rdna1ctl it starts to become the invoking user and run the command; do not set it. Honoured only when root (not setuid) runs rdna1ctl, and never to become root.
 "#;
 
 const FILES: &str = r#".SH FILES

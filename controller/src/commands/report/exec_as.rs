@@ -54,7 +54,7 @@ fn drop_root(uid: u32, gid: u32, groups: &[u32]) -> Result<(), String> {
     let u = Uid::from_raw(uid);
     setresuid(u, u, u).map_err(|e| format!("setresuid {uid}: {e}"))?;
     let root = Uid::from_raw(0);
-    if uid != 0 && setresuid(root, root, root).is_ok() {
+    if setresuid(root, root, root).is_ok() {
         return Err("root could be regained".into());
     }
     Ok(())
@@ -76,6 +76,20 @@ pub fn exec_from_env() -> Option<u8> {
         return fail("no command given".into());
     };
     let shown = prog.to_string_lossy();
+    // Only what report does: root (real and effective, not setuid or file capabilities)
+    // becoming someone else. Never a way to run anything as root.
+    if uid == 0 {
+        return fail(format!(
+            "{shown}: {ENV} names root, which report never runs as"
+        ));
+    }
+    // SAFETY: getauxval only reads the auxiliary vector the kernel gave this process.
+    let secure = unsafe { nix::libc::getauxval(nix::libc::AT_SECURE) } != 0;
+    if secure || !(nix::unistd::getuid().is_root() && nix::unistd::geteuid().is_root()) {
+        return fail(format!(
+            "{shown}: {ENV} is only for rdna1ctl report run by root (not setuid)"
+        ));
+    }
     if let Err(e) = drop_root(uid, gid, &groups) {
         return fail(format!("{shown} as uid {uid}: {e}"));
     }

@@ -240,9 +240,11 @@ impl RunAs {
     /// drops root and execs them (exec_as.rs says why not a fork). In a process group of its
     /// own (so that a timeout or Ctrl-C ends all of it), with HOME/USER/LOGNAME of the user
     /// and sudo's/pkexec's variables removed; the rest of this process's environment stays.
+    /// `exe` is `/proc/self/exe` in use: the running binary even if a package upgrade replaced
+    /// or removed its file meanwhile.
     pub fn command(&self, exe: &Path, prog: &OsStr, args: &[OsString]) -> Command {
         let mut cmd = Command::new(exe);
-        cmd.arg(prog).args(args);
+        cmd.arg0("rdna1ctl").arg(prog).args(args);
         for v in [
             "SUDO_UID",
             "SUDO_GID",

@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::io::Read;
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -103,13 +104,7 @@ pub fn run(
         return rec;
     };
     let mut cmd = match user {
-        Some(u) => match std::env::current_exe() {
-            Ok(exe) => u.command(&exe, prog, args),
-            Err(e) => {
-                rec.spawn_error = Some(format!("could not find rdna1ctl's own binary: {e}"));
-                return rec;
-            }
-        },
+        Some(u) => u.command(Path::new("/proc/self/exe"), prog, args),
         None => {
             let mut cmd = Command::new(prog);
             cmd.args(args);
@@ -165,13 +160,16 @@ pub fn run(
     }
     rec.stdout_tail = joined(out);
     rec.stderr_tail = joined(err);
-    // rdna1ctl, started to drop root and exec the command, could not: as a spawn error.
+    // rdna1ctl, started to drop root and exec the command, could not: as a spawn error. Only
+    // its exact shape (127, nothing on stdout, that one line), not a command's own exit 127.
     if user.is_some()
         && rec.exit_code == Some(exec_as::CANNOT_START)
+        && rec.stdout_tail.is_empty()
+        && rec.stderr_tail.lines().count() == 1
         && let Some(line) = rec
             .stderr_tail
-            .lines()
-            .find_map(|l| l.strip_prefix(exec_as::CANNOT_START_MARK))
+            .trim_end()
+            .strip_prefix(exec_as::CANNOT_START_MARK)
     {
         rec.spawn_error = Some(format!("could not start {line}"));
     }
