@@ -105,14 +105,7 @@ pub fn document<T: JsonSchema>(command: &'static str) -> (&'static str, Value) {
 pub fn assert_valid<T: JsonSchema + serde::Serialize>(command: &'static str, body: &T) {
     let mut out = Vec::new();
     crate::output::json(command, body, &mut out).unwrap();
-    let doc: Value = serde_json::from_slice(&out).unwrap();
-    let (_, schema) = document::<T>(command);
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{command}: {errors:?}\n{doc}");
+    assert_printed_valid::<T>(command, &out);
 }
 
 /// Panics unless `out`, what a command printed under `--json`, is one `command` document
