@@ -143,16 +143,40 @@ fn without_a_control_device_it_writes_doctor_and_status_and_runs_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A copy of `from` at `to` that every user can read: directories 0755, files 0644, symlinks
+/// as they are (the fixtures' links are relative).
+fn copy_readable(from: &Path, to: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(to).unwrap();
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let kind = e.file_type().unwrap();
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if kind.is_dir() {
+            copy_readable(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+}
+
 #[test]
 fn without_root_it_refuses_and_writes_nothing() {
     let dir = tmpdir("noroot");
-    // The binary where the unprivileged user can run it.
+    // The binary and the fixture where the unprivileged user can reach them, wherever the
+    // checkout is (a clone in a 0700 directory is not).
     let bin = dir.join("rdna1ctl");
     std::fs::copy(BIN, &bin).unwrap();
+    let root = tmpdir("noroot-fixture");
+    copy_readable(&fixture(), &root);
     let mut c = Command::new(&bin);
     c.current_dir(&dir)
         .arg("--root")
-        .arg(fixture())
+        .arg(&root)
         .args(["report", "--", "touch"])
         .arg(dir.join("ran"))
         .env_remove("RDNA1CTL_ROOT");
@@ -169,6 +193,7 @@ fn without_root_it_refuses_and_writes_nothing() {
         .collect();
     assert_eq!(left, ["rdna1ctl"], "{left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]
