@@ -11,6 +11,26 @@ kdir=$1
 rel=$2
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "rdna1-mtype: $*" >&2; exit 1; }
+# This runs as root (DKMS; dpkg runs DKMS at every kernel upgrade), so it runs no tool that
+# anyone else could have put there. trusted CMD: prints CMD's real path (symlinks resolved)
+# if that file and every directory above it are owned by root and writable by no group or
+# other user; a rustup proxy (a link to rustup: the environment picks what it runs) is not
+# a tool of its own. The tools are then run by that real path, so a link swapped later
+# changes nothing.
+trusted() {
+	t=$(command -v "$1" 2>/dev/null) || return 1
+	t=$(readlink -f "$t" 2>/dev/null) || return 1
+	[ -f "$t" ] && [ -x "$t" ] || return 1
+	[ "${t##*/}" != rustup ] || return 1
+	d=$t
+	while :; do
+		o=$(stat -c '%u %a' "$d") || return 1
+		[ "${o%% *}" = 0 ] && [ $((0${o#* } & 022)) -eq 0 ] || return 1
+		[ "$d" != / ] || break
+		d=$(dirname "$d")
+	done
+	echo "$t"
+}
 
 # Releases: 6.18 and later (gmc_v10_0_get_vm_pte's signature in the contract); outside 7.2
 # and 7.3, whose source was verified, only with the contract checked on the kernel's BTF
@@ -28,7 +48,7 @@ esac
 # The hook's contract, read from this kernel's own amdgpu BTF (docs/KERNELS.md); rdna1ctl
 # is installed with the module (make install, the Debian package).
 # A kernel tree that is not installed (a build for later, a test) has no files to read.
-ctl=${RDNA1CTL:-$(command -v rdna1ctl || true)}
+ctl=${RDNA1CTL:-$(trusted rdna1ctl || true)}
 btf_args=""
 if [ -z "$ctl" ]; then
 	echo "rdna1-mtype: rdna1ctl not installed: the hook's contract is not checked before the build" >&2
@@ -45,12 +65,13 @@ elif [ -d "/lib/modules/$rel/kernel" ] || [ -d "/usr/lib/modules/$rel/kernel" ];
 		# task_info, and where amdgpu_task_info keeps tgid (a pid_t) and process_name
 		# (char[16]), types checked by check-kernel, from its JSON (docs/CLI.md; one line, these
 		# keys occur once).
-		val() { echo "$json" | sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p"; }
-		btf_id=$(val amdgpu_btf_id)
-		layout=$(val bo_layout | sed -n 's/^size=\([0-9]*\) preferred_domains=\([0-9]*\) tbo=\([0-9]*\) flags=\([0-9]*\)$/\1,\2,\3,\4/p')
-		ttm_size=$(val 'sizeof(struct ttm_buffer_object)')
-		ttm_type=$(val 'ttm_buffer_object\.type')
+		# Only values of the expected shape: they become make variables and -D flags.
+		val() { printf '%s\n' "$json" | sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p"; }
 		off() { val "$1" | sed -n 's/^\([0-9][0-9]*\)$/\1/p'; }
+		btf_id=$(val amdgpu_btf_id | sed -n 's/^\(0x[0-9a-f]\{16\}\)$/\1/p')
+		layout=$(val bo_layout | sed -n 's/^size=\([0-9]*\) preferred_domains=\([0-9]*\) tbo=\([0-9]*\) flags=\([0-9]*\)$/\1,\2,\3,\4/p')
+		ttm_size=$(off 'sizeof(struct ttm_buffer_object)')
+		ttm_type=$(off 'ttm_buffer_object\.type')
 		vm_compute=$(off 'amdgpu_vm\.is_compute_context')
 		vm_task_info=$(off 'amdgpu_vm\.task_info')
 		task_tgid=$(off 'amdgpu_task_info\.tgid')
@@ -85,26 +106,34 @@ want=$(conf CONFIG_RUSTC_VERSION_TEXT)
 [ -n "$want" ] || die "Linux $rel's config has no CONFIG_RUSTC_VERSION_TEXT: cannot tell which rustc built it"
 num=$(echo "$want" | sed -n 's/^rustc \([0-9]*\.[0-9]*\)\.[0-9]*.*/\1/p')
 
-# rustc: the override, then PATH, Ubuntu's versioned rustc-1.NN, then rustup toolchains.
+# rustc: the override (used as given: the administrator named it), then, if trusted, PATH's
+# rustc, Ubuntu's versioned rustc-1.NN, and root's own rustup toolchains; never a user's
+# (SUDO_HOME, CARGO_HOME: see trusted above).
 found=""
 tried=""
-for c in ${RDNA1_RUSTC:-} rustc "rustc-$num" "/usr/lib/rust-$num/bin/rustc" \
-	"${SUDO_HOME:-/root}/.rustup/toolchains/$num"*/bin/rustc \
-	"${CARGO_HOME:-/root/.cargo}/bin/rustc"; do
-	command -v "$c" >/dev/null 2>&1 || [ -x "$c" ] || continue
-	v=$("$c" --version 2>/dev/null) || continue
-	tried="$tried\n  $c: $v"
+nl='
+'
+for c in ${RDNA1_RUSTC:-} rustc "rustc-$num" "/usr/lib/rust-$num/bin/rustc" /root/.rustup/toolchains/"$num"*/bin/rustc; do
+	if [ "$c" = "${RDNA1_RUSTC:-}" ]; then
+		t=$c
+	elif ! t=$(trusted "$c"); then
+		p=$(command -v "$c" 2>/dev/null) && tried="$tried$nl  $p: not used (a rustup proxy, or not root's: a file or directory above it is another user's or writable by others)"
+		continue
+	fi
+	v=$("$t" --version 2>/dev/null) || continue
+	tried="$tried$nl  $c: $v"
 	if [ "$v" = "$want" ]; then
-		found=$c
+		found=$t
 		break
 	fi
 done
-[ -n "$found" ] || die "Linux $rel was built by \"$want\"; no such rustc found (tried:$(printf "$tried")). Install it: Ubuntu apt install rustc-$num; rustup: rustup toolchain install $(echo "$want" | cut -d' ' -f2); or set RDNA1_RUSTC=/path/to/rustc."
+[ -n "$found" ] || die "Linux $rel was built by \"$want\"; no such rustc found (tried:$tried). Install it: Ubuntu apt install rustc-$num; as root, rustup toolchain install $(echo "$want" | cut -d' ' -f2); or set RDNA1_RUSTC=/path/to/rustc."
 
 args="KDIR=$kdir RUSTC=$found $btf_args"
 bindgen_want=$(conf CONFIG_BINDGEN_VERSION_TEXT)
 bindgen=""
-for b in bindgen "${CARGO_HOME:-/root/.cargo}/bin/bindgen"; do
+for b in bindgen /root/.cargo/bin/bindgen; do
+	b=$(trusted "$b") || continue
 	if [ -n "$bindgen_want" ] && [ "$("$b" --version 2>/dev/null)" = "$bindgen_want" ]; then
 		bindgen=$b
 		args="$args BINDGEN=$b"
@@ -123,12 +152,12 @@ fi
 # A clang-built kernel builds its modules with the same LLVM major version.
 if [ "$(conf CONFIG_CC_IS_CLANG)" = y ]; then
 	major=$(($(conf CONFIG_CLANG_VERSION) / 10000))
-	if command -v "clang-$major" >/dev/null 2>&1 && command -v "ld.lld-$major" >/dev/null 2>&1; then
+	if trusted "clang-$major" >/dev/null && trusted "ld.lld-$major" >/dev/null; then
 		args="$args LLVM=-$major"
-	elif clang --version 2>/dev/null | grep -q "version $major\."; then
+	elif cl=$(trusted clang) && trusted ld.lld >/dev/null && "$cl" --version 2>/dev/null | grep -q "version $major\."; then
 		args="$args LLVM=1"
 	else
-		die "Linux $rel was built with clang $major: install clang-$major, lld-$major and llvm-$major"
+		die "Linux $rel was built with clang $major: install clang-$major, lld-$major and llvm-$major (root-owned, as from the distribution's packages)"
 	fi
 fi
 echo "rdna1-mtype: building for $rel with $found ($want)${args#*RUSTC=$found}" >&2

@@ -76,6 +76,9 @@ if grep -nE '(^|[^a-z_])(rmmod|modprobe +(-[a-z]+ +)*-r|delete_module)([^a-z_]|$
 	die "this dkms unloads modules on remove (lines above): case 62's assumption does not hold"
 fi
 
+log "install: dkms-make.sh runs no build tool another user could replace"
+"$top/tests/install/dkms-toolchain-trust.sh" "$out/toolchain-trust" || die "dkms-make.sh trusted a user's toolchain (above)"
+
 log "install: dkms-make.sh names what is missing"
 fk=$out/fake-kernel
 rm -rf "$fk" && mkdir -p "$fk/rust"
