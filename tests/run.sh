@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# The test command (README, .ci/run): every check, from a fresh machine if need be.
-#   1. host set-up and the pinned test kernel (cached in ~/.cache/rdna1-mtype),
-#   2. Rust checks: fmt, clippy -D warnings, cargo tests,
-#   3. kernel rustfmt, the amdgpu_bo copy check, checkpatch on our C, the field kit on fixtures,
-#   4. install tests: staged install/uninstall, systemd-analyze/udevadm verify, dkms cycle,
-#   5. Debian's real kernel: the Debian packages built and installed with apt in a sid root
-#      (DKMS builds the module), then Debian's vmlinuz booted with its own amdgpu (tests/debian),
-#   6. the VM tests: the real amdgpu.ko, rdna1_mtype.ko and the real gmc_v10_0_get_vm_pte.
+# The test command (README, .ci/run): every check, from a fresh machine if need be, with both
+# host CPUs busy. After the host set-up, independent lanes run side by side:
+#   kernel  the pinned test kernel (cached in ~/.cache/rdna1-mtype), then the modules against it;
+#   bins    the static rdna1ctl and rdna1-abi-probe, the field kit on fixtures, check-kernel on
+#           Debian's real kernel packages;
+#   checks  cargo fmt, clippy -D warnings, cargo test, kernel rustfmt, the amdgpu struct copy
+#           check, checkpatch;
+#   debian  Debian's real kernel: our Debian packages built and installed with apt in a sid
+#           root (DKMS builds the module), then Debian's vmlinuz booted with its own amdgpu;
+#   vm      once kernel and bins are done: the install tests, then the test kernel's VM boots
+#           (1cpu-a, 1cpu-b and 2cpu: the real amdgpu.ko, rdna1_mtype.ko, the real
+#           gmc_v10_0_get_vm_pte), then case 30's tables compared with Debian's boot.
+# The builds of checks, bins and debian run at lower priority (nice), so on a cold machine the
+# kernel build, which everything in the VM waits for, keeps the CPUs it can use. A VM boot
+# holds one of two CPU slots (tests/vm/boot.sh), so boots never share a core.
 # Every stage and every VM case is one result; the last line is "N passed, N failed, N skipped"
-# (also when a stage fails or a boot times out), after the durations and the slowest VM cases.
+# (also when a stage fails or a boot times out), after the stages with their start and
+# duration and the slowest VM cases, each named with its boot. A stage's output is in
+# build/test/log/STAGE.log; a failed stage prints its last lines, and the stages that needed it
+# are reported as not run (the other lanes go on, so one failure does not hide another).
 # Time: the run keeps to RDNA1_TIME_BUDGET seconds (default 5,100: CI stops a run at 5,400).
-# Each VM boot's limit is derived from the time left, so a slower host gets the time there is
-# instead of a figure tuned to one machine.
+# Each VM boot's limit is the time left when it gets its CPU slot, so a slower host gets the
+# time there is instead of a figure tuned to one machine.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/test
@@ -19,136 +29,241 @@ out=$top/build/test
 # unmount them before removing the tree, which must not reach into them.
 findmnt -rn -o TARGET | { grep "^$out/" || true; } | sort -r | xargs -r -n1 umount -l
 rm -rf --one-file-system "$out"
-mkdir -p "$out"
+logs=$out/log
+mkdir -p "$out" "$logs" "$out/slots"
 . "$top/tests/kernel/env.sh"
 t0=$(date +%s)
 deadline=$((t0 + ${RDNA1_TIME_BUDGET:-5100}))
 results=$out/results
 : >"$results"
+# One lock file per host CPU: a VM boot runs while it holds one (tests/vm/boot.sh).
+for ((i = 0; i < $(nproc); i++)); do : >"$out/slots/slot.$i"; done
+export RDNA1_VM_SLOTS=$out/slots
+# The boots end 60 s before the budget: the comparison and the summary come after them.
+export RDNA1_DEADLINE=$((deadline - 60))
+# What the lanes' builds run under; VM boots are never niced (a starved TCG guest misjudges
+# time).
+export RDNA1_NICE=10
 
-# stage NAME CMD...: runs one stage, records "ok|not ok NAME SECONDS"; a failed stage ends the run.
+# stage NAME CMD...: runs one stage, its output in $logs/NAME.log, and records
+# "ok|not ok NAME SECONDS +START". A lane (a subshell) calls its stages one after the other;
+# after one failed, the lane's later stages are recorded as "not-run" and not started.
+lane_failed=""
 stage() {
 	local name=$1 s rc=0
 	shift
-	log "$name"
-	s=$(date +%s)
-	"$@" || rc=$?
-	if [ $rc -eq 0 ]; then
-		echo "ok $name $(($(date +%s) - s))" >>"$results"
-	else
-		echo "not ok $name $(($(date +%s) - s))" >>"$results"
-		die "stage '$name' failed (exit $rc)"
+	if [ -n "$lane_failed" ]; then
+		echo "not-run $name - +$(($(date +%s) - t0))" >>"$results"
+		return 1
 	fi
+	log "$name: started"
+	s=$(date +%s)
+	"$@" >"$logs/$name.log" 2>&1 || rc=$?
+	local secs=$(($(date +%s) - s))
+	if [ $rc -eq 0 ]; then
+		echo "ok $name $secs +$((s - t0))" >>"$results"
+		log "$name: ok ($secs s)"
+		return 0
+	fi
+	echo "not ok $name $secs +$((s - t0))" >>"$results"
+	lane_failed=$name
+	{
+		log "$name: FAILED (exit $rc after $secs s); the end of $logs/$name.log:"
+		tail -n 60 "$logs/$name.log" | sed 's/^/  | /'
+	} >&2
+	return 1
 }
+not_run() { for n in "$@"; do echo "not-run $n - +$(($(date +%s) - t0))" >>"$results"; done; }
 
 summary() {
 	local rc=$?
 	set +e
-	# "[vm: ]VERDICT NAME SECONDS" lines, printed as "SECONDS  VERDICT NAME".
-	fmt() { awk '{ t = $NF; $NF = ""; printf "  %8s s  %s\n", t, $0 }'; }
-	if grep -q '^\(vm\|debian\):' "$results"; then
+	# Lanes still running when the run itself stopped (set -e, a signal) end with it.
+	kill $(jobs -p) 2>/dev/null
+	wait 2>/dev/null
+	# VM case lines are "BOOT: VERDICT NAME SECONDS"; stage lines "VERDICT NAME SECONDS +START".
+	if grep -q '^[a-z0-9-]*: ' "$results"; then
 		echo "slowest VM cases:"
-		grep '^\(vm\|debian\):' "$results" | awk '{ print $NF, $0 }' | sort -rn | cut -d' ' -f2- |
-			head -n 8 | fmt
+		grep '^[a-z0-9-]*: ' "$results" | awk '{ print $NF, $0 }' | sort -rn | cut -d' ' -f2- |
+			head -n 8 | awk '{ t = $NF; $NF = ""; printf "  %8s s  %s\n", t, $0 }'
+		echo "VM boots (cases, seconds of cases):"
+		grep '^[a-z0-9-]*: ' "$results" | awk '{ n[$1]++; s[$1] += $NF } END { for (b in n) printf "  %-8s %3d cases %6d s\n", b, n[b], s[b] }' | sort
 	fi
-	echo "stages:"
-	grep -v '^\(vm\|debian\):' "$results" | fmt
+	echo "stages (seconds, started at +seconds):"
+	grep -v '^[a-z0-9-]*: ' "$results" | awk '{ st = $NF; t = $(NF-1); $NF = ""; $(NF-1) = ""; printf "  %8s s  %-40s %s\n", t, $0, st }'
 	echo "total: $(($(date +%s) - t0)) s (budget ${RDNA1_TIME_BUDGET:-5100} s)"
 	local p f s
-	p=$(grep -c '^\(\(vm\|debian\): \)\?ok ' "$results")
-	f=$(grep -c '^\(\(vm\|debian\): \)\?\(not ok\|timeout\) ' "$results")
-	s=$(grep -c '^\(vm\|debian\): skip ' "$results")
+	p=$(grep -c '^\([a-z0-9-]*: \)\?ok ' "$results")
+	f=$(grep -c '^\([a-z0-9-]*: \)\?\(not ok\|timeout\) ' "$results")
+	s=$(grep -c '^[a-z0-9-]*: skip ' "$results")
 	# A run that stopped outside any stage (set -e in this script) still counts as failed.
 	[ $rc -eq 0 ] || [ "$f" -gt 0 ] || { echo "not ok run.sh (exit $rc)" >>"$results"; f=1; }
+	[ "$f" -eq 0 ] || rc=1
 	echo "$p passed, $f failed, $s skipped"
 	exit $rc
 }
 trap summary EXIT
 
 left() { echo $((deadline - $(date +%s))); }
+niced() { nice -n "$RDNA1_NICE" "$@"; }
+
+# Cargo never forgets old artifacts (env.sh, RDNA1_CARGO_TARGET): past 8 GB its trees start over.
+if [ -d "$RDNA1_CACHE/cargo" ] && [ "$(du -sm "$RDNA1_CACHE/cargo" | cut -f1)" -gt 8192 ]; then
+	rm -rf "$RDNA1_CACHE/cargo"
+fi
 
 cd "$top"
-stage host-setup "$top/tests/kernel/setup-host.sh"
-stage cargo-fmt cargo fmt --all --check
-stage cargo-clippy cargo clippy -q --workspace --all-targets --locked -- -D warnings
-cargo_test() { cargo test -q --workspace --locked 2>&1 | tee "$out/cargo-test.log"; }
-stage cargo-test cargo_test
+stage host-setup "$top/tests/kernel/setup-host.sh" || exit 1
 
-prepare() { "$top/tests/vm/prepare.sh" "$out" >"$out/kbuild-dir"; }
-stage "kernel+modules+initramfs" prepare
-kb=$(cat "$out/kbuild-dir")
-
-# kmod's Rust, in the kernel's own style.
-stage kernel-rustfmt rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/*.rs
-stage bo-copy-check tests/kernel/check-bo-copy.sh
-# LINUX_VERSION_CODE: checkpatch's rule is for in-tree code; an out-of-tree module built
-# against many kernels must check which one it is on (kmod/hook.c, supported range).
-stage checkpatch "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --ignore LINUX_VERSION_CODE \
-	-f kmod/hook.c kmod/hook.h kmod/amdgpu_bo_layout.h kmod/amdgpu_vm_layout.h tests/modules/harness/rdna1_mtype_harness.c \
-	tests/modules/harness/rdna1_mtype_decoy.c tests/modules/harness/rdna1_fake_amdgpu.c \
-	tests/modules/bench/rdna1_mtype_bench.c tests/modules/include/resolve_symbol.h
 rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
-stage field-kit-fixtures "$top/tests/field-kit/run.sh" "$rdna1ctl"
-stage check-kernel-debian "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel"
-stage install-tests "$top/tests/install/run.sh" "$out/install" "$kb" "$rdna1ctl"
-# Its boot may take a quarter of the time left; the test kernel's boots get the rest.
+# With the test kernel cached the VM waits for the static binaries, not for the kernel: then
+# they are built at full priority.
+kernel_cached=$([ -f "$(kbuild_dir base)/.rdna1-done" ] && echo 1 || echo "")
+
+lane_kernel() {
+	stage kernel sh -c '"$1"/tests/kernel/build.sh base >"$2"' sh "$top" "$out/kbuild-dir" || :
+	stage modules "$top/tests/vm/build-modules.sh" "$(cat "$out/kbuild-dir" 2>/dev/null)" "$out" || :
+	[ -z "$lane_failed" ]
+}
+
+lane_bins() {
+	local bins_nice=(niced)
+	[ -z "$kernel_cached" ] || bins_nice=()
+	stage static-binaries "${bins_nice[@]}" "$top/tests/vm/build-bins.sh" || :
+	stage field-kit-fixtures "$top/tests/field-kit/run.sh" "$rdna1ctl" || :
+	stage check-kernel-debian niced "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel" || :
+	[ -z "$lane_failed" ]
+}
+
+cargo_test() { niced cargo test -q --workspace --locked; }
+lane_checks() {
+	# In the cache (env.sh): a fresh clone rebuilds only the workspace's own crates.
+	export CARGO_TARGET_DIR=$RDNA1_CARGO_TARGET/host
+	stage cargo-fmt cargo fmt --all --check || :
+	stage cargo-clippy niced cargo clippy -q --workspace --all-targets --locked -- -D warnings || :
+	stage cargo-test cargo_test || :
+	# kmod's Rust, in the kernel's own style.
+	stage kernel-rustfmt rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/*.rs || :
+	stage bo-copy-check tests/kernel/check-bo-copy.sh || :
+	# LINUX_VERSION_CODE: checkpatch's rule is for in-tree code; an out-of-tree module built
+	# against many kernels must check which one it is on (kmod/hook.c, supported range).
+	stage checkpatch "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --ignore LINUX_VERSION_CODE \
+		-f kmod/hook.c kmod/hook.h kmod/amdgpu_bo_layout.h kmod/amdgpu_vm_layout.h \
+		tests/modules/harness/rdna1_mtype_harness.c tests/modules/harness/rdna1_mtype_decoy.c \
+		tests/modules/harness/rdna1_fake_amdgpu.c tests/modules/bench/rdna1_mtype_bench.c \
+		tests/modules/include/resolve_symbol.h || :
+	[ -z "$lane_failed" ]
+}
+
+# Debian's boot may use all the time left when it gets its CPU slot (RDNA1_DEADLINE).
 debian() {
 	local rc=0
-	"$top/tests/debian/run.sh" "$out/debian" $(($(left) / 4)) || rc=$?
+	"$top/tests/debian/run.sh" "$out/debian" "$(left)" || rc=$?
 	[ ! -f "$out/debian/vm.log.results" ] || sed 's/^/debian: /' "$out/debian/vm.log.results" >>"$results"
 	return $rc
 }
-stage debian-real-kernel debian
-initramfs() {
-	RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko RDNA1_INSTALLED=$out/install/installed \
-		"$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"
-}
-stage initramfs-with-install initramfs
+lane_debian() { stage debian-real-kernel debian; }
 
-# The VM tests, chosen by the case headers (docs/TESTING.md, "Adding a case"): a one-CPU boot
-# runs every case for the test kernel (`# kernels:` names `test`, or no such line); the cases
-# whose header says `# needs: cpus=2` (they skip there) run again in a two-CPU boot
-# (tests/vm/boot.sh says why).
+# The VM tests, chosen by the case headers (docs/TESTING.md, "Adding a case"): the cases for
+# the test kernel (`# kernels:` names `test`, or no such line) run in two one-CPU boots side by
+# side, 1cpu-b those whose header says `# boot: ... b`, 1cpu-a the others and those that say
+# `a`; the cases that say `# needs: cpus=2` in a two-CPU boot (tests/vm/boot.sh says why).
+numbers() { tr , '\n' | grep . | sort -u; }
 test_cases=$({
 	tests/vm/cases-with.sh -v 'kernels: .*'
 	tests/vm/cases-with.sh 'kernels: .*\<test\>.*'
-} | tr , '\n' | grep . | sort -n | paste -sd, -)
-smp_cases=$(tests/vm/cases-with.sh 'needs: cpus=2')
-vm_results() { # LOG: the boot's case results into the run's, then whether the boot passed
-	[ ! -f "$1.results" ] || sed 's/^/vm: /' "$1.results" >>"$results"
-}
-boot_main() {
-	# Three quarters of the time left, so the two-CPU boot keeps the rest.
-	local rc=0
-	RDNA1_STRICT=1 RDNA1_CASES=$test_cases "$top/tests/vm/boot.sh" "$kb" "$out/initramfs.cpio" test \
-		"$out/vm-test.log" $(($(left) * 3 / 4)) || rc=$?
-	# Cases that need two CPUs are judged in their own boot, not by their skip here.
-	grep -v "^skip \($(echo "$smp_cases" | sed 's/,/\\|/g')\)-" "$out/vm-test.log.results" >"$out/r" 2>/dev/null &&
-		mv "$out/r" "$out/vm-test.log.results"
-	vm_results "$out/vm-test.log"
+} | numbers)
+smp_cases=$(tests/vm/cases-with.sh 'needs: cpus=2' | numbers)
+b_cases=$(tests/vm/cases-with.sh 'boot: .*\<b\>.*' | numbers)
+a_cases=$({
+	tests/vm/cases-with.sh -v 'boot: .*'
+	tests/vm/cases-with.sh 'boot: .*\<a\>.*'
+} | numbers)
+only() { comm -12 <(echo "$1") <(echo "$2") | comm -23 - <(echo "$3") | sort -n | paste -sd, -; }
+cases_1cpu_a=$(only "$test_cases" "$a_cases" "$smp_cases")
+cases_1cpu_b=$(only "$test_cases" "$b_cases" "$smp_cases")
+cases_2cpu=$(only "$test_cases" "$smp_cases" "")
+
+# boot NAME INITRAMFS SMP CASES: one boot of the test kernel; its case results go to the run's
+# results as "NAME: ...". Every case it was given must have passed (a skip counts only where
+# the case allows it: runner.sh, rdna1.strict=1).
+boot() {
+	local name=$1 initrd=$2 smp=$3 cases=$4 rc=0 kb
+	kb=$(cat "$out/kbuild-dir")
+	echo "boot $name: cases $cases"
+	RDNA1_STRICT=1 RDNA1_SMP=$smp RDNA1_CASES=$cases "$top/tests/vm/boot.sh" "$kb" "$initrd" test \
+		"$out/vm-$name.log" "$(left)" || rc=$?
+	[ ! -f "$out/vm-$name.log.results" ] || sed "s/^/$name: /" "$out/vm-$name.log.results" >>"$results"
 	return $rc
 }
-boot_smp() {
-	local rc=0
-	RDNA1_STRICT=1 RDNA1_SMP=2 RDNA1_CASES=$smp_cases "$top/tests/vm/boot.sh" "$kb" \
-		"$out/initramfs.cpio" test "$out/vm-test-smp.log" "$(left)" || rc=$?
-	vm_results "$out/vm-test-smp.log"
-	for n in ${smp_cases//,/ }; do
-		grep -q "^ok $n-" "$out/vm-test-smp.log.results" 2>/dev/null ||
-			{ echo "case $n did not pass on two CPUs" >&2; rc=1; }
-	done
-	return $rc
+# holds_slot NAME: waits until boot NAME has its CPU slot (or has ended), so the boots take
+# the slots in the order they are started: the longest first.
+holds_slot() {
+	until grep -q 'CPU slot' "$logs/vm-boot-$1.log" 2>/dev/null || grep -q " vm-boot-$1 " "$results"; do sleep 1; done
 }
-stage vm-boot-1cpu boot_main
-[ -z "$smp_cases" ] || stage vm-boot-2cpu boot_smp
+
+lane_vm() {
+	local kb
+	kb=$(cat "$out/kbuild-dir")
+	# 1cpu-b and 2cpu need nothing from the install tests: they boot the plain initramfs.
+	if ! stage initramfs "$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"; then
+		not_run install-tests initramfs-installed vm-boot-1cpu-a vm-boot-1cpu-b vm-boot-2cpu
+		return 1
+	fi
+	stage vm-boot-1cpu-b boot 1cpu-b "$out/initramfs.cpio" 1 "$cases_1cpu_b" &
+	local pids=($!)
+	initramfs_installed() {
+		RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko RDNA1_INSTALLED=$out/install/installed \
+			"$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs-installed.cpio"
+	}
+	stage install-tests "$top/tests/install/run.sh" "$out/install" "$kb" "$rdna1ctl" || :
+	stage initramfs-installed initramfs_installed || :
+	holds_slot 1cpu-b
+	# In its own subshell: its failure must not mark the 2cpu boot below as not run.
+	(stage vm-boot-1cpu-a boot 1cpu-a "$out/initramfs-installed.cpio" 1 "$cases_1cpu_a") &
+	pids+=($!)
+	holds_slot 1cpu-a
+	(lane_failed="" && stage vm-boot-2cpu boot 2cpu "$out/initramfs.cpio" 2 "$cases_2cpu") &
+	pids+=($!)
+	local rc=0 p
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	[ -z "$lane_failed" ] && return $rc
+}
+
 # The same calls through Debian's real amdgpu and through ours gave the same PTE flags,
 # without and with rdna1_mtype (case 30's tables, every request x BO kind).
 same_tables() {
 	local ours=$out/enforce-tables.test debian=$out/enforce-tables.debian
-	grep '^# enforce-table: ' "$out/vm-test.log" >"$ours" || true
+	cat "$out"/vm-1cpu-*.log | grep '^# enforce-table: ' >"$ours" || true
 	grep '^# enforce-table: ' "$out/debian/vm.log" >"$debian" || true
 	[ "$(wc -l <"$ours")" -ge 100 ] || { echo "case 30 logged $(wc -l <"$ours") table lines" >&2; return 1; }
 	diff "$ours" "$debian" >&2 || { echo "Debian's amdgpu and ours differ (above: < ours, > Debian's)" >&2; return 1; }
 }
-stage debian-same-tables same_tables
-log "all tests passed in $(($(date +%s) - t0)) s"
+
+lane_kernel &
+kernel_pid=$!
+lane_bins &
+bins_pid=$!
+lane_checks &
+checks_pid=$!
+lane_debian &
+debian_pid=$!
+rc=0
+wait $kernel_pid || rc=1
+wait $bins_pid || rc=1
+if [ $rc -eq 0 ]; then
+	lane_vm || rc=1
+else
+	not_run initramfs install-tests initramfs-installed vm-boot-1cpu-a vm-boot-1cpu-b vm-boot-2cpu
+fi
+wait $checks_pid || rc=1
+debian_rc=0
+wait $debian_pid || debian_rc=1
+if [ $rc -eq 0 ] && [ $debian_rc -eq 0 ]; then
+	stage debian-same-tables same_tables || rc=1
+else
+	rc=1
+	not_run debian-same-tables
+fi
+[ $rc -ne 0 ] || log "all tests passed in $(($(date +%s) - t0)) s"
+exit $rc

@@ -30,6 +30,10 @@ DEB_DIR=$RDNA1_CACHE/debs
 TOOLS_DIR=$RDNA1_CACHE/tools
 RUST_LIB_SRC=$RDNA1_CACHE/rust-src/usr/src/rustc-${RUST_TOOLCHAIN}/library
 KSRC=$RDNA1_CACHE/src/linux-${KERNEL_PKG_VERSION}
+# Cargo's build trees for make test, shared by every clone (cargo itself tracks what changed
+# since: a fresh clone rebuilds the workspace's crates, not their dependencies); one per
+# toolchain, so an old toolchain's artifacts go with it.
+RDNA1_CARGO_TARGET=$RDNA1_CACHE/cargo/$RUST_TOOLCHAIN
 export CCACHE_DIR=$RDNA1_CACHE/ccache
 export CCACHE_MAXSIZE=4G
 

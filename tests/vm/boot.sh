@@ -3,6 +3,9 @@
 # usage: boot.sh KERNEL INITRAMFS JOB LOG LIMIT_S   (KERNEL: a kernel build dir or an image file)
 # LIMIT_S is the time this boot may take: the caller derives it from the time its run has left
 # (tests/run.sh), so no fixed figure tuned to one host turns a slower host red.
+# RDNA1_VM_SLOTS=DIR: boot only while holding one of the lock files DIR/slot.* (make test makes
+# one per host CPU, so boots started side by side never share a core); the wait does not count
+# against LIMIT_S. RDNA1_DEADLINE (epoch seconds): the boot ends by then, whatever LIMIT_S says.
 # Fails on: a failed case, a kernel BUG/Oops/WARNING/KASAN/panic line, a timeout (naming the
 # case that was running), or a VM that never reached the end of its job.
 # For job "test", the per-case results (KTAP, tests/vm/guest/runner.sh) are written to
@@ -11,7 +14,21 @@ set -uo pipefail
 kb=$1 initrd=$2 job=$3 log=$4 limit=$5
 image=$kb
 [ -f "$image" ] || image=$kb/arch/x86/boot/bzImage
+if [ -n "${RDNA1_VM_SLOTS:-}" ]; then
+	waited=$(date +%s) got=""
+	while :; do
+		for slot in "$RDNA1_VM_SLOTS"/slot.*; do
+			exec {slot_fd}>"$slot"
+			if flock -n "$slot_fd"; then got=$slot; break; fi
+			exec {slot_fd}>&-
+		done
+		[ -z "$got" ] || break
+		sleep 2
+	done
+	echo "VM: $(basename "$log"): CPU slot $(basename "$got") after $(($(date +%s) - waited)) s" >&2
+fi
 start=$(date +%s)
+[ -z "${RDNA1_DEADLINE:-}" ] || [ $((RDNA1_DEADLINE - start)) -ge "$limit" ] || limit=$((RDNA1_DEADLINE - start))
 # KVM here is kvm_pvm and cannot run this kernel (see docs/TESTING.md): TCG only.
 # RDNA1_SMP (default 1): guest CPUs. One CPU by default: with two under multi-threaded TCG a
 # fresh-clone run died once in the core kernel's live code patching ("Oops: int3" in

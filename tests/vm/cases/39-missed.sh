@@ -3,6 +3,7 @@
 # and `rdna1ctl status`. Nothing here can make fprobe miss on demand, so this proves the counter
 # is there, reads 0 after calls that were all handled (each one was: its rewrite is checked)
 # and across a disarm/re-arm, and that status prints it; not that a real miss is counted.
+# boot: b
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce bo_layout=none

@@ -1,6 +1,7 @@
 # amdgpu unloaded under rdna1_mtype disarms it; amdgpu loaded again re-arms it, and it rewrites.
 # Once here; RDNA1_SOAK=1 (`make soak`) repeats the cycle 20 times (issue 14's churn).
 # kernels: test debian
+# boot: b
 reloads=1
 [ "${RDNA1_SOAK:-0}" != 1 ] || reloads=20
 mtype_down
