@@ -2,18 +2,18 @@
 # The test command (README, .ci/run): every check, from a fresh machine if need be, with both
 # host CPUs busy. After the host set-up, independent lanes run side by side:
 #   kernel  the pinned test kernel (cached in ~/.cache/rdna1-mtype), then the modules against it;
-#   bins    the static rdna1ctl and rdna1-abi-probe, the field kit on fixtures, check-kernel on
-#           Debian's real kernel packages;
+#   bins    the static rdna1ctl and rdna1-abi-probe the VM runs;
 #   checks  cargo fmt, clippy -D warnings, cargo test, kernel rustfmt, the amdgpu struct copy
-#           check, checkpatch;
+#           check, checkpatch, then (with the static rdna1ctl) the field kit on fixtures and
+#           check-kernel on Debian's real kernel packages;
 #   debian  Debian's real kernel: our Debian packages built and installed with apt in a sid
 #           root (DKMS builds the module), then Debian's vmlinuz booted with its own amdgpu;
 #   vm      once kernel and bins are done: the install tests, then the test kernel's VM boots
 #           (1cpu-a, 1cpu-b and 2cpu: the real amdgpu.ko, rdna1_mtype.ko, the real
 #           gmc_v10_0_get_vm_pte), then case 30's tables compared with Debian's boot.
-# The builds of checks, bins and debian run at lower priority (nice), so on a cold machine the
-# kernel build, which everything in the VM waits for, keeps the CPUs it can use. A VM boot
-# holds one of two CPU slots (tests/vm/boot.sh), so boots never share a core.
+# While the kernel is built (a cold machine), the other lanes' builds run niced: the kernel
+# build, which everything in the VM waits for, keeps the CPUs it can use. A VM boot holds one
+# of two CPU slots (tests/vm/boot.sh), so at most two run at once.
 # Every stage and every VM case is one result; the last line is "N passed, N failed, N skipped"
 # (also when a stage fails or a boot times out), after the stages with their start and
 # duration and the slowest VM cases, each named with its boot. A stage's output is in
@@ -41,9 +41,9 @@ for ((i = 0; i < $(nproc); i++)); do : >"$out/slots/slot.$i"; done
 export RDNA1_VM_SLOTS=$out/slots
 # The boots end 60 s before the budget: the comparison and the summary come after them.
 export RDNA1_DEADLINE=$((deadline - 60))
-# What the lanes' builds run under; VM boots are never niced (a starved TCG guest misjudges
-# time).
-export RDNA1_NICE=10
+# The other lanes' builds run niced until the test kernel is built (env.sh, niced); VM boots
+# are never niced (a starved TCG guest misjudges time).
+export RDNA1_NICE_UNTIL=$out/kernel-built
 
 # stage NAME CMD...: runs one stage, its output in $logs/NAME.log, and records
 # "ok|not ok NAME SECONDS +START". A lane (a subshell) calls its stages one after the other;
@@ -105,7 +105,6 @@ summary() {
 trap summary EXIT
 
 left() { echo $((deadline - $(date +%s))); }
-niced() { nice -n "$RDNA1_NICE" "$@"; }
 
 # Cargo never forgets old artifacts (env.sh, RDNA1_CARGO_TARGET): past 8 GB its trees start over.
 if [ -d "$RDNA1_CACHE/cargo" ] && [ "$(du -sm "$RDNA1_CACHE/cargo" | cut -f1)" -gt 8192 ]; then
@@ -116,23 +115,21 @@ cd "$top"
 stage host-setup "$top/tests/kernel/setup-host.sh" || exit 1
 
 rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
-# With the test kernel cached the VM waits for the static binaries, not for the kernel: then
-# they are built at full priority.
-kernel_cached=$([ -f "$(kbuild_dir base)/.rdna1-done" ] && echo 1 || echo "")
+# With the test kernel cached nothing is niced.
+[ ! -f "$(kbuild_dir base)/.rdna1-done" ] || touch "$RDNA1_NICE_UNTIL"
 
 lane_kernel() {
 	stage kernel sh -c '"$1"/tests/kernel/build.sh base >"$2"' sh "$top" "$out/kbuild-dir" || :
+	touch "$RDNA1_NICE_UNTIL"
 	stage modules "$top/tests/vm/build-modules.sh" "$(cat "$out/kbuild-dir" 2>/dev/null)" "$out" || :
 	[ -z "$lane_failed" ]
 }
 
-lane_bins() {
-	local bins_nice=(niced)
-	[ -z "$kernel_cached" ] || bins_nice=()
-	stage static-binaries "${bins_nice[@]}" "$top/tests/vm/build-bins.sh" || :
-	stage field-kit-fixtures "$top/tests/field-kit/run.sh" "$rdna1ctl" || :
-	stage check-kernel-debian niced "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel" || :
-	[ -z "$lane_failed" ]
+lane_bins() { stage static-binaries niced "$top/tests/vm/build-bins.sh"; }
+# after STAGE: waits until STAGE (of another lane) has ended; fails unless it passed.
+after() {
+	until grep -q "^[a-z -]* $1 " "$results"; do sleep 1; done
+	grep -q "^ok $1 " "$results"
 }
 
 cargo_test() { niced cargo test -q --workspace --locked; }
@@ -152,6 +149,13 @@ lane_checks() {
 		tests/modules/harness/rdna1_mtype_harness.c tests/modules/harness/rdna1_mtype_decoy.c \
 		tests/modules/harness/rdna1_fake_amdgpu.c tests/modules/bench/rdna1_mtype_bench.c \
 		tests/modules/include/resolve_symbol.h || :
+	# These two need the static rdna1ctl (the bins lane), long built by now.
+	if after static-binaries; then
+		stage field-kit-fixtures "$top/tests/field-kit/run.sh" "$rdna1ctl" || :
+		stage check-kernel-debian niced "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel" || :
+	else
+		not_run field-kit-fixtures check-kernel-debian
+	fi
 	[ -z "$lane_failed" ]
 }
 

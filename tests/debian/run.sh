@@ -26,9 +26,8 @@ CASES=${RDNA1_DEBIAN_CASES:-$("$top/tests/vm/cases-with.sh" 'kernels: .*\<debian
 kver=$DEBIAN_KVER
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 
-# RDNA1_NICE (make test: beside the kernel build): the builds below run at that niceness; the
-# boot does not (a starved TCG guest misjudges time).
-niced() { nice -n "${RDNA1_NICE:-0}" "$@"; }
+# The builds below run niced while make test builds its kernel (env.sh, niced); the boot never
+# is (a starved TCG guest misjudges time).
 lower=$(niced "$here/root.sh")
 mnt=$out/root
 mkdir -p "$out/upper" "$out/work" "$mnt" "$RDNA1_CACHE/debian-cargo-target"

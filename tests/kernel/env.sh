@@ -43,6 +43,18 @@ export RUST_LIB_SRC
 export LIBCLANG_PATH=/usr/lib/llvm-${LLVM_VERSION}/lib
 export PATH=$TOOLS_DIR/bin:$PATH
 
+# niced CMD...: runs CMD at niceness RDNA1_NICE (default 10) until the file RDNA1_NICE_UNTIL
+# exists, at full priority after that or without it. make test (tests/run.sh) names the file
+# its kernel lane makes once the test kernel is built: until then the kernel build, which the
+# VM tests wait for, keeps the CPUs.
+niced() {
+	if [ -n "${RDNA1_NICE_UNTIL:-}" ] && [ ! -e "$RDNA1_NICE_UNTIL" ]; then
+		nice -n "${RDNA1_NICE:-10}" "$@"
+	else
+		"$@"
+	fi
+}
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

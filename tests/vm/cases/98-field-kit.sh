@@ -6,7 +6,6 @@
 # doctor and status, run off, audit and enforce with verify around each (off: ok; enforce: the
 # UC update is a violation), see the faults, conclude that the runs support the hypothesis,
 # write one JSON file, put the mode back and run the command as uid 65534, never root.
-# boot: b
 T=/sys/kernel/tracing
 E=events/amdgpu/amdgpu_vm_update_ptes
 mtype_down
