@@ -7,8 +7,11 @@
 # dir, /var/cache/rdna1-mtype/kbuild/KERNELRELEASE, that is the headers' own (links) plus
 # rust/: the installed headers are not touched. Kept there, keyed by what it was made from,
 # so the next build for the same kernel reuses it; a headers or rustc update makes it anew.
+# Builds for one kernel run one at a time (a lock per kernel: the second reuses what the first
+# made), each in a directory of its own, and the result replaces the old one in one rename.
 # usage: dkms-rust-metadata.sh KERNEL_BUILD_DIR KERNELRELEASE RUSTC [BINDGEN]
-# Prints the build dir to use. RDNA1_KBUILD_CACHE overrides /var/cache/rdna1-mtype/kbuild.
+# Prints the build dir to use. RDNA1_KBUILD_CACHE overrides /var/cache/rdna1-mtype/kbuild,
+# RDNA1_SOURCE_DIR /usr/src (where linux-source-X.Y puts its tarball; tests).
 set -eu
 kdir=$1
 rel=$2
@@ -28,7 +31,7 @@ hpkg=$(dpkg-query -S "$headers/.config" 2>/dev/null | cut -d: -f1 || true)
 hver=$(dpkg-query -W -f '${Version}' "$hpkg") || die "dpkg-query cannot tell the version of $hpkg"
 series=$(echo "$rel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 spkg=linux-source-$series
-tarball=/usr/src/$spkg.tar.xz
+tarball=${RDNA1_SOURCE_DIR:-/usr/src}/$spkg.tar.xz
 sver=$(dpkg-query -W -f '${Version}' "$spkg" 2>/dev/null || true)
 [ "$sver" = "$hver" ] ||
 	die "Debian's $hpkg ships no Rust metadata; it is rebuilt from the kernel source of the same version: apt install $spkg=$hver${sver:+ (installed: $sver)}"
@@ -41,6 +44,9 @@ done
 	die "rebuilding $rel's Rust metadata needs:$missing. apt install make flex bison bc python3 openssl dwarves xz-utils libelf-dev libssl-dev"
 
 out=$cache/$rel
+mkdir -p "$cache"
+exec 9>"$cache/.$rel.lock"
+flock 9 || die "cannot lock $cache/.$rel.lock"
 key=$({
 	echo "$hpkg $hver $spkg $sver"
 	"$rustc" --version
@@ -53,9 +59,10 @@ if [ -f "$out/.rdna1-key" ] && [ "$(cat "$out/.rdna1-key")" = "$key" ]; then
 	exit 0
 fi
 
-mkdir -p "$cache"
 work=$(mktemp -d "$cache/.build-$rel.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+new=$(mktemp -d "$cache/.new-$rel.XXXXXX")
+old=""
+trap 'rm -rf "$work" "$new" ${old:+"$old"}' EXIT
 say "Linux $rel: rebuilding the kernel's Rust metadata from $spkg $sver (a few minutes, once per kernel)"
 tar -xf "$tarball" -C "$work" --strip-components=1
 cp "$headers/.config" "$headers/.kernelvariables" "$work/"
@@ -80,22 +87,26 @@ mk -j"$(nproc)" prepare
 
 # The thin build dir: the headers' entries as links, its own Makefile (KBUILD_OUTPUT names
 # it), scripts/ with the generated target.json added, and rust/.
-rm -rf "$out.new"
-mkdir -p "$out.new/rust" "$out.new/scripts"
+mkdir -p "$new/rust" "$new/scripts"
 for e in "$headers"/* "$headers"/.[!.]*; do
 	[ -e "$e" ] || continue
 	case ${e##*/} in Makefile | scripts) continue ;; esac
-	ln -s "$e" "$out.new/${e##*/}"
+	ln -s "$e" "$new/${e##*/}"
 done
 for e in "$headers/scripts"/* "$headers/scripts"/.[!.]*; do
 	[ -e "$e" ] || continue
-	ln -s "$(readlink -f "$e")" "$out.new/scripts/${e##*/}"
+	ln -s "$(readlink -f "$e")" "$new/scripts/${e##*/}"
 done
-cp "$work/scripts/target.json" "$out.new/scripts/"
-sed "s|^KBUILD_OUTPUT=.*|KBUILD_OUTPUT=$out|" "$headers/Makefile" >"$out.new/Makefile"
-cp "$work"/rust/*.rmeta "$work"/rust/*.so "$out.new/rust/"
-echo "$key" >"$out.new/.rdna1-key"
-rm -rf "$out"
-mv "$out.new" "$out"
+cp "$work/scripts/target.json" "$new/scripts/"
+sed "s|^KBUILD_OUTPUT=.*|KBUILD_OUTPUT=$out|" "$headers/Makefile" >"$new/Makefile"
+cp "$work"/rust/*.rmeta "$work"/rust/*.so "$new/rust/"
+echo "$key" >"$new/.rdna1-key"
+chmod 755 "$new"
+# The tree of an older key moves aside, then the new one takes its name (under the lock).
+if [ -e "$out" ]; then
+	old=$(mktemp -d "$cache/.old-$rel.XXXXXX")
+	mv "$out" "$old/"
+fi
+mv "$new" "$out"
 say "Linux $rel: Rust metadata in $out"
 echo "$out"

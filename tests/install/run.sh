@@ -6,7 +6,10 @@
 #  4. the real dkms: add, build, install, status, remove of the staged source tree against the
 #     pinned test kernel, in private dkms/install trees; the built .ko is left in OUT/dkms for
 #     the VM (case 14 loads it);
-#  5. make uninstall: nothing left but the config; PURGE=1: nothing at all.
+#  5. kmod/dkms-make.sh runs no build tool another user could replace (dkms-toolchain-trust.sh);
+#     kmod/dkms-rust-metadata.sh shares one kernel's metadata between two builds at once
+#     (dkms-metadata-race.sh);
+#  6. make uninstall: nothing left but the config; PURGE=1: nothing at all.
 # The staged tree is kept in OUT/installed for the VM (case 12 boots with it).
 # usage: tests/install/run.sh OUT_DIR KBUILD_DIR RDNA1CTL_BINARY
 set -euo pipefail
@@ -78,6 +81,9 @@ fi
 
 log "install: dkms-make.sh runs no build tool another user could replace"
 "$top/tests/install/dkms-toolchain-trust.sh" "$out/toolchain-trust" || die "dkms-make.sh trusted a user's toolchain (above)"
+
+log "install: two DKMS builds for one kernel share its rebuilt Rust metadata"
+"$top/tests/install/dkms-metadata-race.sh" "$out/metadata-race" || die "dkms-rust-metadata.sh: builds for one kernel clobbered each other (above)"
 
 log "install: dkms-make.sh names what is missing"
 fk=$out/fake-kernel

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Two DKMS builds for one kernel at once (dpkg configuring two packages, an administrator's
+# `dkms autoinstall` beside apt) must not clobber each other's Rust metadata: one rebuilds it,
+# the other waits and reuses it, and the cache holds one whole tree. Run against a Debian-shaped
+# headers tree with stand-ins for dpkg-query and the kernel's make (each "build" takes two
+# seconds, so the two overlap), the script itself as DKMS runs it.
+# usage: dkms-metadata-race.sh WORK_DIR
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=$1
+rm -rf "$work" && mkdir -p "$work/bin" "$work/src" "$work/cache"
+rel=7.99.0-1-test
+
+# The headers as Debian lays them out: Makefile naming KBUILD_OUTPUT, .kernelvariables, .config.
+headers=$work/headers
+mkdir -p "$headers/scripts"
+printf 'KBUILD_OUTPUT=/somewhere\ninclude /usr/src/common/Makefile\n' >"$headers/Makefile"
+echo 'CC=gcc' >"$headers/.kernelvariables"
+printf 'CONFIG_RUST=y\nCONFIG_RUSTC_VERSION_TEXT="rustc 1.95.0"\n' >"$headers/.config"
+touch "$headers/scripts/module.lds" "$headers/Module.symvers"
+# linux-source-7.99: a tarball with one directory.
+mkdir -p "$work/tree/linux-source-7.99"
+touch "$work/tree/linux-source-7.99/Makefile"
+tar -cJf "$work/src/linux-source-7.99.tar.xz" -C "$work/tree" linux-source-7.99
+
+cat >"$work/bin/dpkg-query" <<'EOF'
+#!/bin/sh
+# -S FILE: the headers package owns it; -W -f FORMAT PKG: every package is at 1.0-1.
+case $1 in
+-S) echo "linux-headers-test: $2" ;;
+-W) echo "1.0-1" ;;
+*) exit 1 ;;
+esac
+EOF
+cat >"$work/bin/make" <<'EOF'
+#!/bin/sh
+# The kernel's make: olddefconfig keeps the .config; prepare "builds" for two seconds.
+dir=""
+prev=""
+for a in "$@"; do
+	[ "$prev" = -C ] && dir=$a
+	prev=$a
+done
+case " $* " in
+*" prepare "*)
+	sleep 2
+	mkdir -p "$dir/rust" "$dir/scripts"
+	echo meta >"$dir/rust/libkernel.rmeta"
+	echo so >"$dir/rust/libmacros.so"
+	echo '{}' >"$dir/scripts/target.json"
+	;;
+esac
+EOF
+printf '#!/bin/sh\necho "rustc 1.95.0"\n' >"$work/bin/rustc-test"
+chmod 755 "$work/bin"/*
+
+build() { # build N: one DKMS build's metadata step, its stderr in $work/N.err
+	PATH="$work/bin:$PATH" RDNA1_KBUILD_CACHE=$work/cache RDNA1_SOURCE_DIR=$work/src \
+		sh "$top/kmod/dkms-rust-metadata.sh" "$headers" "$rel" "$work/bin/rustc-test" "$work/bin/none" \
+		>"$work/$1.out" 2>"$work/$1.err"
+}
+rc1=0 rc2=0
+build 1 &
+p1=$!
+build 2 &
+p2=$!
+wait $p1 || rc1=$?
+wait $p2 || rc2=$?
+
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+[ $rc1 = 0 ] && [ $rc2 = 0 ] || bad "exit $rc1 and $rc2: $(cat "$work/1.err" "$work/2.err")"
+rebuilt=$(cat "$work/1.err" "$work/2.err" | grep -c 'rebuilding the kernel' || true)
+reused=$(cat "$work/1.err" "$work/2.err" | grep -c 'reusing its Rust metadata' || true)
+[ "$rebuilt" = 1 ] && [ "$reused" = 1 ] ||
+	bad "$rebuilt rebuilt and $reused reused (want one of each): $(cat "$work/1.err" "$work/2.err")"
+out=$work/cache/$rel
+[ "$(cat "$work/1.out")" = "$out" ] && [ "$(cat "$work/2.out")" = "$out" ] ||
+	bad "build dirs printed: $(cat "$work/1.out") and $(cat "$work/2.out")"
+[ -f "$out/rust/libkernel.rmeta" ] && [ -f "$out/scripts/target.json" ] && [ -f "$out/.rdna1-key" ] ||
+	bad "the cached tree is not whole: $(find "$out" | head -20)"
+[ -z "$(find "$out" -mindepth 1 -maxdepth 1 -name "$rel*")" ] || bad "a tree inside the tree: $(ls "$out")"
+left=$(find "$work/cache" -mindepth 1 -maxdepth 1 ! -name "$rel" ! -name ".$rel.lock")
+[ -z "$left" ] || bad "left in the cache: $left"
+[ $fails = 0 ] || { echo "$fails metadata race check(s) failed" >&2; exit 1; }
+echo "ok   two builds at once: one rebuilt, one reused, one whole tree"
