@@ -85,7 +85,7 @@ pub enum Command {
     /// Example: `sudo rdna1ctl set --mode audit --scope rdna1`
     Set {
         /// off (pass through), audit (count what enforce would change) or enforce (write NC).
-        #[arg(long, value_parser = parse_mode)]
+        #[arg(long, value_parser = Offering::new(parse_mode, mode_words))]
         mode: Option<Mode>,
         #[command(flatten)]
         policy: PolicyArgs,
@@ -173,7 +173,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Check whether a kernel can be hooked, from that kernel's own amdgpu BTF: the prototype
     /// of gmc_v10_0_get_vm_pte (Linux 6.18 and later) and every amdgpu member the module
-    /// reads. Prints the offsets found, or each difference. Exits 0 if hookable, 3 if not.
+    /// reads. Prints the offsets found, or each difference. Exits 0 if hookable, 3 if not, 1 if
+    /// its files cannot be read (no verdict).
     ///
     /// For the running kernel it reads /sys/kernel/btf (the loaded amdgpu, if any); for
     /// another, the files as installed: the amdgpu.ko modprobe would load (updates/ and
@@ -184,7 +185,7 @@ pub enum Command {
     /// `rdna1ctl --root /mnt check-kernel 7.0.0-15-generic --json`
     CheckKernel {
         /// Kernel release (as `uname -r` prints it); default: the running kernel.
-        #[arg(value_name = "KVER")]
+        #[arg(value_name = "KVER", value_parser = parse_kver)]
         kver: Option<String>,
     },
     /// Print a shell completion script.
@@ -200,7 +201,7 @@ pub enum Command {
     /// Example: `rdna1ctl man | man -l -`, `rdna1ctl man status | man -l -`
     Man {
         /// A subcommand (status, verify, ...): its own page.
-        #[arg(value_name = "COMMAND")]
+        #[arg(value_name = "COMMAND", value_parser = Offering::new(parse_any, command_words))]
         command: Option<String>,
     },
 }
@@ -210,40 +211,41 @@ pub enum Command {
 pub struct PolicyArgs {
     /// rdna1, gfx10, or a comma-separated list of 1 to 8 PCI addresses (0000:03:00.0, or
     /// lspci's 03:00.0; duplicates are dropped).
-    #[arg(long, value_parser = parse_scope)]
+    #[arg(long, value_parser = Offering::new(parse_scope, scope_words), hide_possible_values = true)]
     pub scope: Option<Scope>,
     /// Which VMs: compute (VMs KFD acquired: ROCm/HIP; graphics clients are never changed) or
     /// all (graphics clients too).
-    #[arg(long, value_parser = parse_vm_scope)]
+    #[arg(long, value_parser = Offering::new(parse_vm_scope, vm_scope_words))]
     pub vm_scope: Option<VmScope>,
     /// Optional classes, comma-separated, or none: coherent (memory created COHERENT, forced
     /// UC), uncached (BOs created UNCACHED), uc_request (memory whose mapping asks for UC).
-    #[arg(long, value_parser = parse_classes)]
+    #[arg(long, value_parser = Offering::new(parse_classes, class_words), hide_possible_values = true)]
     pub classes: Option<Classes>,
 }
 
 /// Options of `rdna1ctl verify`.
 #[derive(Args, Debug, Clone)]
 pub struct VerifyArgs {
-    /// Trace for S seconds (default 10; more than 0, at most 604800: a week).
-    #[arg(long, value_name = "S", conflicts_with = "until_interrupt", value_parser = parse_duration)]
+    /// Trace for S seconds (default 10; from 0.001 to 604800: a week).
+    #[arg(long, value_name = "S", conflicts_with = "until_interrupt", value_parser = parse_duration, allow_negative_numbers = true)]
     pub duration: Option<f64>,
     /// Trace until Ctrl-C (SIGINT) or SIGTERM.
     #[arg(long)]
     pub until_interrupt: bool,
     /// Only updates of process P's GPU VMs (amdgpu records the VM owner's pid).
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", allow_negative_numbers = true)]
     pub pid: Option<u32>,
 }
 
 /// Options of `rdna1ctl report`.
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// Write the report here (default: rdna1-report-DATE.json in the current directory).
+    /// Write the report here (default: rdna1-report-DATE.json in the current directory; a
+    /// directory: that name in it).
     #[arg(long, value_name = "PATH")]
     pub output: Option<PathBuf>,
     /// Stop each run after S seconds (its whole process group is killed).
-    #[arg(long, value_name = "S", default_value = "600", value_parser = parse_duration)]
+    #[arg(long, value_name = "S", default_value = "600", value_parser = parse_timeout, allow_negative_numbers = true)]
     pub timeout: f64,
     /// Run the command as NAME (or a numeric uid): needed as real root, where no SUDO_UID or
     /// PKEXEC_UID says who invoked rdna1ctl. Never root.
@@ -263,15 +265,117 @@ pub struct ReportArgs {
 /// The longest `verify --duration`: a week. Longer windows are `--until-interrupt`'s; the bound
 /// keeps the value far from what `Duration` can hold.
 pub const MAX_DURATION_S: f64 = 7.0 * 24.0 * 3600.0;
+/// The shortest: a millisecond (a shorter window, or timeout, is no time at all; 1e-10 s
+/// rounded to a zero `Duration` past this check).
+pub const MIN_DURATION_S: f64 = 0.001;
+
+/// Seconds from [`MIN_DURATION_S`] to [`MAX_DURATION_S`], or None.
+fn seconds(s: &str) -> Option<f64> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| (MIN_DURATION_S..=MAX_DURATION_S).contains(v))
+}
 
 pub fn parse_duration(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= MAX_DURATION_S => Ok(v),
-        _ => Err(format!(
-            "{s:?} is not a duration: give seconds, more than 0 and at most {MAX_DURATION_S} \
+    seconds(s).ok_or_else(|| {
+        format!(
+            "{s:?} is not a duration: give seconds, from {MIN_DURATION_S} to {MAX_DURATION_S} \
              (a week); for longer, --until-interrupt"
-        )),
+        )
+    })
+}
+
+pub fn parse_timeout(s: &str) -> Result<f64, String> {
+    seconds(s).ok_or_else(|| {
+        format!("{s:?} is not a timeout: give seconds, from {MIN_DURATION_S} to {MAX_DURATION_S} (a week)")
+    })
+}
+
+/// A kernel release names a directory under /lib/modules: one path component, as `uname -r`
+/// prints it (at most 64 bytes, the kernel's own limit).
+pub fn parse_kver(s: &str) -> Result<String, String> {
+    if s.is_empty() || s == "." || s == ".." || s.contains('/') || s.len() > 64 {
+        return Err(format!(
+            "{s:?} is not a kernel release: give one as `uname -r` prints it, e.g. \
+             7.2.13+deb14-amd64 (the installed ones: ls /lib/modules)"
+        ));
     }
+    Ok(s.to_owned())
+}
+
+/// A value parser that also names the words a shell should offer: `parse` decides (its own
+/// checks and messages), `words` feeds completions (a parser function alone leaves the shells
+/// completing file names) and, unless the option hides them, the help's possible values.
+#[derive(Clone)]
+pub struct Offering<P> {
+    parse: P,
+    words: fn() -> Vec<String>,
+}
+
+impl<P> Offering<P> {
+    pub fn new(parse: P, words: fn() -> Vec<String>) -> Self {
+        Self { parse, words }
+    }
+}
+
+impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Offering<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        self.parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            (self.words)()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+fn mode_words() -> Vec<String> {
+    Mode::ALL.iter().map(|m| m.name().to_owned()).collect()
+}
+
+fn vm_scope_words() -> Vec<String> {
+    VmScope::ALL.iter().map(|v| v.name().to_owned()).collect()
+}
+
+/// The named scopes; a PCI address list is typed.
+fn scope_words() -> Vec<String> {
+    [Scope::Rdna1, Scope::Gfx10]
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+fn class_words() -> Vec<String> {
+    let mut words: Vec<String> = Classes::NAMES.iter().map(|n| (*n).to_owned()).collect();
+    words.push(Classes::NONE.to_string());
+    words
+}
+
+/// The subcommands, for `man COMMAND`.
+fn command_words() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .filter(|n| n != "help")
+        .collect()
+}
+
+fn parse_any(s: &str) -> Result<String, String> {
+    Ok(s.to_owned())
 }
 
 pub fn parse_mode(s: &str) -> Result<Mode, String> {

@@ -57,6 +57,7 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let out = &mut output::Named::new(out, "standard output");
     let cli = match parse(&args) {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e, json_requested(&args), out, err, colors),

@@ -188,18 +188,45 @@ struct Envelope<'a, T: Serialize> {
 }
 
 /// Writes `body` as one JSON document (one line) with the schema version and command name.
+/// Made whole first, then written: a write error stays the `std::io::Error` it is (serde_json
+/// would hide it, and a closed pipe would no longer be told from a failure).
 pub fn json<T: Serialize>(command: &str, body: &T, out: &mut impl Write) -> Result<()> {
-    serde_json::to_writer(
-        &mut *out,
-        &Envelope {
-            schema_version: JSON_SCHEMA_VERSION,
-            command,
-            root: ROOT.with(|r| r.borrow().clone()),
-            body,
-        },
-    )?;
-    writeln!(out)?;
+    let mut doc = serde_json::to_vec(&Envelope {
+        schema_version: JSON_SCHEMA_VERSION,
+        command,
+        root: ROOT.with(|r| r.borrow().clone()),
+        body,
+    })?;
+    doc.push(b'\n');
+    out.write_all(&doc)?;
     Ok(())
+}
+
+/// A stream whose write errors say which stream failed ("writing standard output: No space
+/// left on device"), of the same kind, so a closed pipe is still `BrokenPipe`.
+pub struct Named<W> {
+    inner: W,
+    what: &'static str,
+}
+
+impl<W: Write> Named<W> {
+    pub fn new(inner: W, what: &'static str) -> Self {
+        Self { inner, what }
+    }
+
+    fn named(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(e.kind(), format!("writing {}: {e}", self.what))
+    }
+}
+
+impl<W: Write> Write for Named<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).map_err(|e| self.named(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().map_err(|e| self.named(e))
+    }
 }
 
 /// The `error` document: a command that failed under `--json` (docs/CLI.md, "Errors").

@@ -180,3 +180,70 @@ fn set_without_options_is_refused_before_opening_anything() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("nothing to set"));
 }
+
+#[test]
+fn check_kernel_takes_a_release_not_a_path() {
+    // They were read as releases: '' and '../../etc' looked for files outside the module
+    // trees and ended in "NOT hookable".
+    for kver in ["", "../../etc", "a/b", ".", ".."] {
+        let o = rdna1ctl(&["check-kernel", kver]);
+        assert_eq!(o.status.code(), Some(2), "{kver:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("is not a kernel release"),
+            "{kver:?}: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
+#[test]
+fn check_kernel_that_cannot_read_a_kernel_says_it_cannot_tell() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/no-amd");
+    let o = rdna1ctl(&["--root", root, "check-kernel", "7.9.0-1-amd64"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("7.9.0-1-amd64: cannot tell"), "{out}");
+    assert!(!out.contains("NOT hookable"), "{out}");
+}
+
+#[test]
+fn completions_offer_each_option_s_values_not_file_names() {
+    // bash offered file names for --mode, --scope, --vm-scope, --classes and `man`'s COMMAND.
+    let o = rdna1ctl(&["completions", "bash"]);
+    let s = text(&o.stdout);
+    for words in [
+        "off audit enforce",
+        "rdna1 gfx10",
+        "compute all",
+        "coherent uncached uc_request none",
+    ] {
+        assert!(
+            s.contains(&format!("-W \"{words}\"")),
+            "{words}: not offered"
+        );
+    }
+    assert!(
+        s.contains("status enable disable set"),
+        "man's COMMAND: not offered"
+    );
+}
+
+#[test]
+fn a_scope_address_not_on_the_bus_is_told() {
+    // It was accepted silently: nothing is protected there and nobody was told.
+    let root = root_with_config(
+        "offbus",
+        "schema = 1\nmode = \"enforce\"\nscope = [\"0000:03:00.0\", \"99:00.0\"]\n",
+    );
+    let dev = root.join("sys/bus/pci/devices/0000:03:00.0");
+    std::fs::create_dir_all(&dev).unwrap();
+    let o = rdna1ctl(&["--root", root.to_str().unwrap(), "apply", "--dry-run"]);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("scope 0000:99:00.0: no PCI device there"),
+        "{err}"
+    );
+    assert!(!err.contains("0000:03:00.0"), "{err}");
+    std::fs::remove_dir_all(&root).unwrap();
+}

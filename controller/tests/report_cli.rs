@@ -197,6 +197,39 @@ fn without_root_it_refuses_and_writes_nothing() {
 }
 
 #[test]
+fn an_output_directory_gets_the_report_under_its_default_name() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    // It passed the up-front check, ran everything, and failed only when it moved the report
+    // onto the directory: the runs' results were lost.
+    let dir = tmpdir("outdir");
+    let out = dir.join("reports");
+    std::fs::create_dir(&out).unwrap();
+    let o = report(
+        &dir,
+        &["--output", out.to_str().unwrap(), "--", "true"],
+        &[("SUDO_UID", "65534"), ("SUDO_GID", "65534")],
+    );
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.len() == 1 && names[0].starts_with("rdna1-report-") && names[0].ends_with(".json"),
+        "{names:?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["reports"], "{left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn as_root_with_nobody_to_run_as_it_refuses_with_the_fix() {
     if !is_root() {
         eprintln!("skipped: needs root");
@@ -251,6 +284,17 @@ fn an_output_that_cannot_be_written_fails_before_anything_runs() {
 fn usage_and_the_man_page() {
     let o = common::rdna1ctl(&["report", "--timeout", "0"]);
     assert_eq!(o.status.code(), Some(2));
+    // Its hint named verify's --until-interrupt, which report does not have.
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("is not a timeout") && !err.contains("until-interrupt"),
+        "{err}"
+    );
+    // A negative number is a value refused, not an unknown option.
+    let o = common::rdna1ctl(&["report", "--timeout", "-1"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not a timeout"), "{err}");
     let o = common::rdna1ctl(&["report", "--python", "/x", "--", "true"]);
     assert_eq!(
         o.status.code(),

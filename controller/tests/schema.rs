@@ -161,11 +161,12 @@ fn layout_apply_check_kernel_and_errors_are_valid() {
         "{v}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
-    // check-kernel of a kernel not installed in the fixture: a verdict (not hookable).
+    // check-kernel of a kernel not installed in the fixture: no verdict (cannot tell, exit 1),
+    // and not hookable.
     let (code, v) = run_json(&["--root", &root, "check-kernel", "7.9.0-1-amd64"]);
     assert_eq!(
         (code, v["hookable"].as_bool()),
-        (Some(3), Some(false)),
+        (Some(1), Some(false)),
         "{v}"
     );
     assert_eq!(v["basis"], "unreadable");

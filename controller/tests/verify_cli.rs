@@ -24,7 +24,10 @@ fn module_not_loaded_exits_5_and_says_how_to_load() {
 fn bad_duration_is_refused_before_anything_else() {
     // A bad value is a usage error (docs/CLI.md: exit 2), never a panic: 1e20 s overflowed
     // Duration::from_secs_f64.
-    for d in ["0", "-1", "nan", "inf", "1e20", "604800.5", "1s", ""] {
+    // 1e-10 passed the command line and failed later with "--duration Some(1e-10)".
+    for d in [
+        "0", "-1", "nan", "inf", "1e20", "604800.5", "1s", "", "1e-10", "0.0009",
+    ] {
         let (code, err) = verify(&[&format!("--duration={d}")]);
         assert_eq!(code, Some(2), "--duration {d}: {err}");
         assert!(err.contains("is not a duration"), "--duration {d}: {err}");
@@ -33,6 +36,10 @@ fn bad_duration_is_refused_before_anything_else() {
     // The largest allowed one gets past the command line (to the missing module).
     let (code, err) = verify(&["--duration", "604800"]);
     assert_eq!(code, Some(5), "{err}");
+    // -1 as its own word: a duration refused, not an unknown option.
+    let (code, err) = verify(&["--duration", "-1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is not a duration"), "{err}");
     let (code, _) = verify(&["--duration", "1", "--until-interrupt"]);
     assert_eq!(code, Some(2), "conflicting options are a usage error");
 }

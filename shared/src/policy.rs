@@ -147,7 +147,7 @@ impl Classes {
     };
 
     /// The names, in the order they print.
-    const NAMES: [&'static str; 3] = ["coherent", "uncached", "uc_request"];
+    pub const NAMES: [&'static str; 3] = ["coherent", "uncached", "uc_request"];
 
     fn slots(&mut self) -> [&mut bool; 3] {
         [&mut self.coherent, &mut self.uncached, &mut self.uc_request]

@@ -77,6 +77,7 @@ pub fn run(ctx: &Ctx, config: &Path, dry_run: bool, out: &mut impl Write) -> Res
     let plan = plan(&text, &path)?;
     let layout = layout_value(ctx, plan.layout)?;
     tracing::info!(?plan, ?layout, "config checked");
+    crate::gpus::warn_off_bus(&ctx.root, &plan.policy.scope);
     if dry_run {
         return report(ctx, &path, true, &plan.policy, layout, None, out);
     }

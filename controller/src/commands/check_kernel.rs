@@ -42,7 +42,12 @@ pub fn run(ctx: &Ctx, kver: Option<&str>, out: &mut impl Write) -> Result<Code> 
     } else {
         render(out, &kver, sources.as_ref(), &verdict)?;
     }
-    Ok(if hookable { Code::Ok } else { Code::Problems })
+    // Files that could not be read are no verdict on the kernel: an error, not a problem.
+    Ok(match (hookable, verdict.basis) {
+        (true, _) => Code::Ok,
+        (false, Basis::Unreadable) => Code::Error,
+        (false, _) => Code::Problems,
+    })
 }
 
 fn render(out: &mut impl Write, kver: &str, sources: Option<&Sources>, v: &Verdict) -> Result<()> {
@@ -50,6 +55,11 @@ fn render(out: &mut impl Write, kver: &str, sources: Option<&Sources>, v: &Verdi
         writeln!(out, "{kver}: hookable (no BTF: by its verified source)")?;
     } else if v.hookable() {
         writeln!(out, "{kver}: hookable")?;
+    } else if v.basis == Basis::Unreadable {
+        writeln!(
+            out,
+            "{kver}: cannot tell: its files could not be read (below); not hookable until they can"
+        )?;
     } else {
         writeln!(out, "{kver}: NOT hookable")?;
     }
@@ -274,7 +284,9 @@ mod tests {
         let mut out = Vec::new();
         let code = run(&ctx(&d, false), Some("7.9.0-1-amd64"), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert_eq!(code, Code::Problems);
+        // No verdict on a kernel whose files are not there: it cannot tell (exit 1).
+        assert_eq!(code, Code::Error);
+        assert!(text.contains("7.9.0-1-amd64: cannot tell"), "{text}");
         assert!(
             text.contains("kernel 7.9.0-1-amd64 is not installed"),
             "{text}"

@@ -63,7 +63,10 @@ pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
         Command::Report(args) => report::run(ctx, &args, out),
         Command::CheckKernel { kver } => check_kernel::run(ctx, kver.as_deref(), out),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "rdna1ctl", out);
+            // Into memory first: clap_complete panics when its writer fails (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "rdna1ctl", &mut script);
+            out.write_all(&script)?;
             Ok(Code::Ok)
         }
         Command::Man { command } => man::run(command.as_deref(), out).map(|()| Code::Ok),

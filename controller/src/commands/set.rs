@@ -31,6 +31,9 @@ pub fn run(ctx: &Ctx, mode: Option<Mode>, args: &PolicyArgs, out: &mut impl Writ
     p.vm_scope = vm_scope.unwrap_or(p.vm_scope);
     p.classes = classes.unwrap_or(p.classes);
     dev.set_policy(&p)?;
+    if let Some(scope) = scope {
+        crate::gpus::warn_off_bus(&ctx.root, scope);
+    }
     let now = dev.policy()?;
     if ctx.json {
         output::json("policy", &output::PolicyJson::from(&now), out)?;

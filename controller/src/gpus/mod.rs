@@ -180,6 +180,27 @@ pub fn discover(root: &SysRoot) -> Result<Vec<Gpu>> {
     Ok(gpus)
 }
 
+/// The addresses of a scope list that are not on this machine's PCI bus: nothing there can
+/// be protected (a typo, another machine's config), so `set` and `apply` say so.
+pub fn off_bus(root: &SysRoot, scope: &rdna1_mtype_shared::policy::Scope) -> Vec<PciAddr> {
+    scope
+        .addrs()
+        .iter()
+        .copied()
+        .filter(|a| !root.path(&format!("/sys/bus/pci/devices/{a}")).exists())
+        .collect()
+}
+
+/// Tells, on stderr, each address of `scope` that is not on the PCI bus.
+pub fn warn_off_bus(root: &SysRoot, scope: &rdna1_mtype_shared::policy::Scope) {
+    for a in off_bus(root, scope) {
+        tracing::warn!(
+            "scope {a}: no PCI device there on this machine, so nothing there is protected \
+             (lspci -D lists the GPUs' addresses)"
+        );
+    }
+}
+
 /// Whether amdgpu is loaded: its sysfs directory (there also when built in) or a GPU bound to
 /// it. Status and doctor both judge "not armed" with this one answer.
 pub fn amdgpu_loaded(root: &SysRoot, gpus: &[Gpu]) -> bool {

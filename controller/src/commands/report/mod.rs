@@ -160,10 +160,12 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
         &exe,
     )?;
     let started = json::now();
-    let path = args
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(json::default_name(started)));
+    // A directory gets the file under its default name, as `cp FILE DIR` does.
+    let path = match args.output.clone() {
+        Some(dir) if dir.is_dir() => dir.join(json::default_name(started)),
+        Some(file) => file,
+        None => PathBuf::from(json::default_name(started)),
+    };
     let path = std::path::absolute(&path).unwrap_or(path);
     let file = ReportFile::create(path.clone())?;
     let signals = match Signals::install() {

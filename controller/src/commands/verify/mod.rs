@@ -113,7 +113,10 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs, out: &mut impl Write) -> Result<Code> {
                 .ok_or_else(|| {
                     coded(
                         Code::Usage,
-                        format!("--duration {s:?}: give a positive number of seconds"),
+                        format!(
+                            "--duration {}: give a positive number of seconds",
+                            s.unwrap_or(10.0)
+                        ),
                     )
                 })?,
         ),
