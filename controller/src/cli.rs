@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
 
+/// Where the options every subcommand takes are listed in its help, apart from its own.
+const GLOBAL: &str = "Global options";
+
 /// Control the rdna1_mtype kernel module, which forces MTYPE_NC in the GPU page tables of
 /// RDNA1 (gfx1010/1011/1012) VM mappings, and check what it did.
 ///
@@ -18,12 +21,16 @@ use rdna1_mtype_shared::policy::{Classes, Mode, Scope, VmScope};
 ///
 /// Exit codes: 0 ok, 1 error, 2 usage (or a --root without sys/), 3 problems found
 /// (verify, doctor, check-kernel, status --check), 4 needs root, 5 module not loaded.
-/// See rdna1ctl(8) or docs/CLI.md.
+/// Each command has a page of its own (`rdna1ctl man COMMAND`) and --help; the full reference
+/// is CLI.md in /usr/share/doc/rdna1-mtype/.
 #[derive(Parser, Debug)]
 #[command(
     name = "rdna1ctl",
     version,
     propagate_version = true,
+    // A global option given twice (an alias adding --json, a wrapper adding --root): the last
+    // one wins, as in most tools, instead of a usage error.
+    args_override_self = true,
     verbatim_doc_comment
 )]
 pub struct Cli {
@@ -31,15 +38,16 @@ pub struct Cli {
     /// Default: $RDNA1CTL_ROOT if set and not empty, else /. DIR must hold sys/.
     // The variable is read by `crate::run`, not clap: clap refuses an empty one ("a value is
     // required for --root"), which a user who never typed --root cannot make sense of.
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     pub root: Option<PathBuf>,
 
-    /// Print one JSON document (schema in docs/CLI.md) instead of text.
-    #[arg(long, global = true)]
+    /// Print one JSON document (its fields: CLI.md in /usr/share/doc/rdna1-mtype/) instead of
+    /// text.
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
 
     /// More diagnostics on stderr: -v info, -vv debug, -vvv trace.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
 
     #[command(subcommand)]
@@ -96,7 +104,7 @@ pub enum Command {
     ///
     /// Example: `sudo rdna1ctl apply --config /etc/rdna1-mtype/config.toml`
     Apply {
-        /// The config file (schema in docs/CLI.md): an absolute PATH below --root, a relative
+        /// The config file (its keys: CLI.md in /usr/share/doc/rdna1-mtype/): an absolute PATH below --root, a relative
         /// one from the current directory.
         #[arg(
             long,

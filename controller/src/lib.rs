@@ -41,6 +41,25 @@ pub struct Colors {
     pub stderr: bool,
 }
 
+impl Colors {
+    /// Colour for each stream that is a terminal (`stdout_tty`, `stderr_tty`), unless `env`
+    /// (a variable's value by name) has a non-empty NO_COLOR (no-color.org) or TERM=dumb, a
+    /// terminal that shows escapes as text.
+    pub fn decide(
+        env: impl Fn(&str) -> Option<OsString>,
+        stdout_tty: bool,
+        stderr_tty: bool,
+    ) -> Self {
+        let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let dumb = env("TERM").is_some_and(|v| v == "dumb");
+        let on = !no_color && !dumb;
+        Colors {
+            stdout: on && stdout_tty,
+            stderr: on && stderr_tty,
+        }
+    }
+}
+
 /// One run of rdna1ctl on `args` (program name first), printing to `out` and `err`; returns
 /// the exit code (docs/CLI.md, "Exit codes"). `setup` sees the parsed command line before
 /// anything runs (`main` starts tracing there). Never panics on any argument vector (a
@@ -233,6 +252,65 @@ mod tests {
         let (code, out, _) = run_with(&["--help"], Colors::default());
         assert_eq!(code, 0);
         assert!(!out.contains('\x1b') && out.contains("Usage:"), "{out:?}");
+    }
+
+    #[test]
+    fn a_global_option_given_twice_counts_once_or_the_last_wins() {
+        // `--json --json` and `--root A --root B` were usage errors (an alias that adds
+        // --json, a wrapper that adds --root): as with most tools, the last one given wins.
+        let (code, out, err) = run_with(
+            &["--json", "completions", "bash", "--json"],
+            Colors::default(),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("rdna1ctl"), "{out}");
+        let (code, _, err) = run_with(
+            &[
+                "--root",
+                "/nonexistent-a",
+                "--root",
+                "/nonexistent-b",
+                "status",
+            ],
+            Colors::default(),
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("--root") && err.contains("/nonexistent-b"),
+            "{err}"
+        );
+        assert!(!err.contains("/nonexistent-a"), "{err}");
+    }
+
+    #[test]
+    fn colour_needs_a_terminal_that_is_not_dumb_and_no_no_color() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let both = |c: Colors| (c.stdout, c.stderr);
+        assert_eq!(
+            both(Colors::decide(env(&[("TERM", "xterm")]), true, true)),
+            (true, true)
+        );
+        assert_eq!(
+            both(Colors::decide(env(&[("TERM", "xterm")]), false, true)),
+            (false, true)
+        );
+        // TERM=dumb (Emacs shells, some CI consoles) cannot show escapes; NO_COLOR, any
+        // non-empty value; an empty NO_COLOR is as if unset.
+        assert_eq!(
+            both(Colors::decide(env(&[("TERM", "dumb")]), true, true)),
+            (false, false)
+        );
+        let no_color = env(&[("TERM", "xterm"), ("NO_COLOR", "1")]);
+        assert_eq!(both(Colors::decide(no_color, true, true)), (false, false));
+        let empty = env(&[("TERM", "xterm"), ("NO_COLOR", "")]);
+        assert_eq!(both(Colors::decide(empty, true, true)), (true, true));
     }
 
     #[test]

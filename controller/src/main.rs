@@ -27,12 +27,11 @@ fn main() -> ExitCode {
     if let Some(code) = rdna1ctl::commands::report::exec_as::exec_from_env() {
         return ExitCode::from(code);
     }
-    // NO_COLOR (no-color.org): any non-empty value turns colour off, terminal or not.
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let colors = Colors {
-        stdout: !no_color && std::io::stdout().is_terminal(),
-        stderr: !no_color && std::io::stderr().is_terminal(),
-    };
+    let colors = Colors::decide(
+        |name| std::env::var_os(name),
+        std::io::stdout().is_terminal(),
+        std::io::stderr().is_terminal(),
+    );
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr();
     let code = rdna1ctl::run(std::env::args_os(), &mut out, &mut err, colors, |cli| {

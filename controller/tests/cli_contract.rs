@@ -250,12 +250,12 @@ fn status_check_exits_0_only_when_every_in_scope_rdna1_gpu_is_protected() {
         (
             "rdna2",
             3,
-            "check:   FAILED: no RDNA1 GPU is in the module's scope: nothing is protected",
+            "check:   FAILED: no RDNA1 GPU found, only other AMD GPUs (1): nothing to protect",
         ),
         (
             "no-amd",
             3,
-            "check:   FAILED: no RDNA1 GPU is in the module's scope: nothing is protected",
+            "check:   FAILED: no AMD GPU found: nothing to protect",
         ),
     ] {
         let root = fixture(name);

@@ -247,3 +247,18 @@ fn a_scope_address_not_on_the_bus_is_told() {
     assert!(!err.contains("0000:03:00.0"), "{err}");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn a_subcommand_s_help_keeps_its_own_options_apart_from_the_global_ones() {
+    // `set --help` listed --root, --json and -v between --mode and --scope.
+    let o = rdna1ctl(&["set", "--help"]);
+    let s = text(&o.stdout);
+    let at = |needle: &str| s.find(needle).unwrap_or_else(|| panic!("{needle}: {s}"));
+    let global = at("Global options:");
+    for own in ["--mode", "--scope", "--vm-scope", "--classes"] {
+        assert!(at(own) < global, "{own} under the global options: {s}");
+    }
+    for g in ["--root <DIR>", "--json", "--verbose"] {
+        assert!(at(g) > global, "{g} among set's own options: {s}");
+    }
+}

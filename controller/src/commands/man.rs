@@ -139,10 +139,12 @@ pub fn run(command: Option<&str>, out: &mut impl Write) -> Result<()> {
     };
     let has_options = cmd.get_arguments().any(|a| !a.is_hide_set());
     let has_subcommands = cmd.has_subcommands();
+    let synopsis = synopsis(&cmd);
+    let see_also = see_also(&cmd, command.is_some());
     let man = Man::new(cmd).section("8");
     man.render_title(out)?;
     man.render_name_section(out)?;
-    man.render_synopsis_section(out)?;
+    out.write_all(synopsis.as_bytes())?;
     man.render_description_section(out)?;
     if has_options {
         man.render_options_section(out)?;
@@ -153,8 +155,92 @@ pub fn run(command: Option<&str>, out: &mut impl Write) -> Result<()> {
     out.write_all(EXIT_STATUS.as_bytes())?;
     out.write_all(ENVIRONMENT.as_bytes())?;
     out.write_all(FILES.as_bytes())?;
+    out.write_all(see_also.as_bytes())?;
     man.render_version_section(out)?;
     Ok(())
+}
+
+/// Text for roff: a hyphen is `\-` (a plain `-` may print as a hyphen that cannot be copied).
+fn roff(s: &str) -> String {
+    s.replace('\\', "\\e").replace('-', "\\-")
+}
+
+/// SYNOPSIS, every option with its value's name (clap_mangen's drops it: `[--root]`), the
+/// positionals, and `[-- COMMAND...]` for what follows `--`.
+fn synopsis(cmd: &clap::Command) -> String {
+    let mut line = format!(
+        ".SH SYNOPSIS\n\\fB{}\\fR",
+        roff(cmd.get_bin_name().unwrap_or(cmd.get_name()))
+    );
+    let value = |a: &clap::Arg| {
+        let name = a
+            .get_value_names()
+            .and_then(|v| v.first())
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| a.get_id().to_string().to_uppercase());
+        format!("\\fI{}\\fR", roff(&name))
+    };
+    // Options first, then the positionals, in their order.
+    let args = cmd.get_arguments().filter(|a| !a.is_hide_set());
+    let (positionals, options): (Vec<_>, Vec<_>) = args.partition(|a| a.is_positional());
+    for a in options.into_iter().chain(positionals) {
+        let many = matches!(
+            a.get_action(),
+            clap::ArgAction::Count | clap::ArgAction::Append
+        );
+        let dots = if many { "..." } else { "" };
+        let item = if a.is_positional() {
+            if a.is_last_set() {
+                format!("[\\fB\\-\\-\\fR {}...]", value(a))
+            } else if a.is_required_set() {
+                format!("{}{dots}", value(a))
+            } else {
+                format!("[{}]{dots}", value(a))
+            }
+        } else {
+            let mut names = Vec::new();
+            if let Some(c) = a.get_short() {
+                names.push(format!("\\fB\\-{}\\fR", roff(&c.to_string())));
+            }
+            if let Some(l) = a.get_long() {
+                names.push(format!("\\fB\\-\\-{}\\fR", roff(l)));
+            }
+            let takes = a.get_num_args().is_some_and(|n| n.takes_values());
+            let v = if takes {
+                format!(" {}", value(a))
+            } else {
+                String::new()
+            };
+            format!("[{}{v}]{dots}", names.join("|"))
+        };
+        line.push(' ');
+        line.push_str(&item);
+    }
+    if cmd.has_subcommands() {
+        line.push_str(" \\fICOMMAND\\fR");
+    }
+    line.push('\n');
+    line
+}
+
+/// SEE ALSO: a command's page points to rdna1ctl(8); rdna1ctl(8) to every command's page, the
+/// tools around the module and the installed reference.
+fn see_also(cmd: &clap::Command, is_command: bool) -> String {
+    let mut pages: Vec<String> = Vec::new();
+    if is_command {
+        pages.push("\\fBrdna1ctl\\fR(8)".into());
+    } else {
+        pages.extend(
+            cmd.get_subcommands()
+                .filter(|c| c.get_name() != "help" && !c.is_hide_set())
+                .map(|c| format!("\\fBrdna1ctl\\-{}\\fR(8)", roff(c.get_name()))),
+        );
+    }
+    pages.extend(["\\fBdkms\\fR(8)", "\\fBmodprobe\\fR(8)"].map(String::from));
+    format!(
+        ".SH \"SEE ALSO\"\n{}\n.PP\nThe full reference, with every JSON document: \\fI/usr/share/doc/rdna1\\-mtype/CLI.md\\fR (installed with \\fBrdna1ctl\\fR; \\fIPREFIX/share/doc/rdna1\\-mtype/\\fR for another prefix).\n",
+        pages.join(",\n")
+    )
 }
 
 #[cfg(test)]
@@ -225,6 +311,44 @@ mod tests {
         assert!(
             page(Some("status")).contains("\\-\\-root"),
             "global options too"
+        );
+    }
+
+    #[test]
+    fn synopsis_names_option_values_and_pages_point_elsewhere() {
+        // SYNOPSIS said `[--root]` without `<DIR>`; there was no SEE ALSO; rdna1ctl(8) sent
+        // its reader to rdna1ctl(8) and to docs/CLI.md, a path of the source tree.
+        let main = page(None);
+        let synopsis = section(&main, ".SH SYNOPSIS");
+        assert!(
+            synopsis.contains("[\\fB\\-\\-root\\fR \\fIDIR\\fR]"),
+            "{synopsis}"
+        );
+        assert!(synopsis.contains("\\fICOMMAND\\fR"), "{synopsis}");
+        let see = section(&main, ".SH \"SEE ALSO\"");
+        assert!(see.contains("rdna1ctl\\-status\\fR(8)"), "{see}");
+        assert!(see.contains("/usr/share/doc/rdna1\\-mtype/CLI.md"), "{see}");
+        assert!(!main.contains("docs/CLI.md"), "a source-tree path");
+        let description = section(&main, ".SH DESCRIPTION");
+        assert!(!description.contains("rdna1ctl(8)"), "{description}");
+        let verify = page(Some("verify"));
+        let synopsis = section(&verify, ".SH SYNOPSIS");
+        assert!(synopsis.contains("\\fBrdna1ctl verify\\fR"), "{synopsis}");
+        assert!(
+            synopsis.contains("[\\fB\\-\\-duration\\fR \\fIS\\fR]"),
+            "{synopsis}"
+        );
+        assert!(section(&verify, ".SH \"SEE ALSO\"").contains("\\fBrdna1ctl\\fR(8)"));
+        let check = page(Some("check-kernel"));
+        assert!(
+            section(&check, ".SH SYNOPSIS").contains("[\\fIKVER\\fR]"),
+            "{check}"
+        );
+        let report = page(Some("report"));
+        let synopsis = section(&report, ".SH SYNOPSIS");
+        assert!(
+            synopsis.contains("[\\fB\\-\\-\\fR \\fICOMMAND\\fR...]"),
+            "{synopsis}"
         );
     }
 

@@ -183,6 +183,15 @@ impl Verdict {
             }
             None => {}
         }
+        // A GPU the module leaves alone by design (not RDNA1, outside the scope): the other
+        // reasons (mode, hook) do not concern it, and "NOT protected" would read as a fault.
+        if let Some(r) = self
+            .reasons
+            .iter()
+            .find(|r| matches!(r, Reason::OutOfScope { rdna1: false, .. }))
+        {
+            return format!("left alone: {}", r.text());
+        }
         let why: Vec<String> = self.reasons.iter().map(Reason::text).collect();
         format!("NOT protected: {}", why.join("; "))
     }

@@ -62,7 +62,8 @@ pub enum Check {
     Passed(usize),
     /// No RDNA1 GPU is in scope (none present, or the scope leaves them all out): nothing is
     /// protected, which a script asking "is this machine protected?" must not take for yes.
-    NoRdna1InScope,
+    /// How many AMD GPUs, and RDNA1 GPUs among them, there are: the message says which case.
+    NoRdna1InScope { amd: usize, rdna1: usize },
     /// These in-scope RDNA1 GPUs are not protected (addresses).
     Unprotected(Vec<String>),
 }
@@ -77,8 +78,18 @@ impl Check {
         match self {
             Check::Passed(1) => "passed: the RDNA1 GPU in scope is protected".into(),
             Check::Passed(n) => format!("passed: all {n} RDNA1 GPUs in scope are protected"),
-            Check::NoRdna1InScope => {
-                "FAILED: no RDNA1 GPU is in the module's scope: nothing is protected".into()
+            Check::NoRdna1InScope { amd: 0, .. } => {
+                "FAILED: no AMD GPU found: nothing to protect".into()
+            }
+            Check::NoRdna1InScope { amd, rdna1: 0 } => {
+                format!(
+                    "FAILED: no RDNA1 GPU found, only other AMD GPUs ({amd}): nothing to protect"
+                )
+            }
+            Check::NoRdna1InScope { .. } => {
+                "FAILED: no RDNA1 GPU is in the module's scope: nothing is protected (set one: \
+                 sudo rdna1ctl set --scope rdna1)"
+                    .into()
             }
             Check::Unprotected(addrs) => format!("FAILED: NOT protected: {}", addrs.join(", ")),
         }
@@ -182,7 +193,10 @@ impl Report {
             .filter(|g| g.gpu.rdna1.is_some() && g.verdict.in_scope != Some(false))
             .collect();
         if counted.is_empty() {
-            return Check::NoRdna1InScope;
+            return Check::NoRdna1InScope {
+                amd: self.gpus.len(),
+                rdna1: self.gpus.iter().filter(|g| g.gpu.rdna1.is_some()).count(),
+            };
         }
         let unprotected: Vec<String> = counted
             .iter()
@@ -251,6 +265,25 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn check_without_rdna1_in_scope_says_what_the_machine_has() {
+        // Without any AMD GPU it said "no RDNA1 GPU is in the module's scope", as if the
+        // scope were wrong.
+        assert_eq!(
+            Check::NoRdna1InScope { amd: 0, rdna1: 0 }.message(),
+            "FAILED: no AMD GPU found: nothing to protect"
+        );
+        assert_eq!(
+            Check::NoRdna1InScope { amd: 2, rdna1: 0 }.message(),
+            "FAILED: no RDNA1 GPU found, only other AMD GPUs (2): nothing to protect"
+        );
+        assert_eq!(
+            Check::NoRdna1InScope { amd: 1, rdna1: 1 }.message(),
+            "FAILED: no RDNA1 GPU is in the module's scope: nothing is protected (set one: \
+             sudo rdna1ctl set --scope rdna1)"
+        );
+    }
+
+    #[test]
     fn check_passes_only_when_every_in_scope_rdna1_gpu_is_protected() {
         let judge = |module: ModuleState, gpus| {
             Report::new(module, gpus, true, None, Counters::NoModule).check()
@@ -269,11 +302,11 @@ pub(crate) mod tests {
         // An RDNA1 GPU the scope leaves out does not count; with none left, nothing passes.
         assert_eq!(
             judge(loaded("enforce", "0000:05:00.0"), vec![rx5700()]),
-            Check::NoRdna1InScope
+            Check::NoRdna1InScope { amd: 1, rdna1: 1 }
         );
         assert_eq!(
             judge(loaded("enforce", "rdna1"), vec![rx6600()]),
-            Check::NoRdna1InScope
+            Check::NoRdna1InScope { amd: 1, rdna1: 0 }
         );
         assert_eq!(
             judge(loaded("audit", "rdna1"), vec![rx5700()]),
