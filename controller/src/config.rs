@@ -50,9 +50,10 @@ pub struct Config {
     /// "rdna1", "gfx10", or a list of PCI addresses.
     #[serde(default = "default_scope")]
     pub scope: ScopeSetting,
-    /// Optional classes: "coherent", "uncached", "uc_request", in any combination, or [].
+    /// Optional classes: "coherent", "uncached", "uc_request", in any combination, or [];
+    /// like scope, as a list or as one string (`"coherent,uncached"`, `"none"`).
     #[serde(default = "default_classes")]
-    pub classes: Vec<String>,
+    pub classes: ClassesSetting,
     /// Which VMs the policy applies to: "compute" (KFD's: ROCm/HIP) or "all".
     #[serde(default = "default_vm_scope")]
     pub vm_scope: String,
@@ -66,6 +67,14 @@ pub struct Config {
 pub enum ScopeSetting {
     Named(String),
     Devices(Vec<String>),
+}
+
+/// The classes, in the shapes scope takes: one string as on the command line, or a list.
+#[derive(Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+pub enum ClassesSetting {
+    Named(String),
+    List(Vec<String>),
 }
 
 #[derive(Deserialize, Serialize, Debug, PartialEq, Clone, Copy)]
@@ -84,8 +93,8 @@ pub enum LayoutSetting {
 fn default_scope() -> ScopeSetting {
     ScopeSetting::Named("rdna1".into())
 }
-fn default_classes() -> Vec<String> {
-    vec!["coherent".into()]
+fn default_classes() -> ClassesSetting {
+    ClassesSetting::List(vec!["coherent".into()])
 }
 fn default_vm_scope() -> String {
     VmScope::Compute.name().into()
@@ -130,16 +139,16 @@ pub fn plan(text: &str, path: &Path) -> Result<Plan> {
              PCI addresses like [\"0000:03:00.0\"]"
         )
     })?;
-    let classes_text = if c.classes.is_empty() {
-        "none".to_owned()
-    } else {
-        c.classes.join(",")
+    let (classes_text, written) = match &c.classes {
+        ClassesSetting::Named(s) => (s.clone(), format!("{s:?}")),
+        ClassesSetting::List(list) if list.is_empty() => ("none".to_owned(), "[]".to_owned()),
+        ClassesSetting::List(list) => (list.join(","), format!("{list:?}")),
     };
     let classes = Classes::parse(classes_text.as_bytes()).with_context(|| {
         format!(
-            "{where_}: classes = {:?}: use a list of \"coherent\", \"uncached\" and \
-             \"uc_request\", each at most once, or []",
-            c.classes
+            "{where_}: classes = {written}: use a list of \"coherent\", \"uncached\" and \
+             \"uc_request\", each at most once, or [] (or one string: \"coherent,uncached\", \
+             \"none\")"
         )
     })?;
     let vm_scope = VmScope::parse(c.vm_scope.as_bytes()).with_context(|| {
@@ -192,6 +201,49 @@ mod tests {
         assert_eq!(d.layout, LayoutSetting::Auto);
         let none = p("schema = 1\nmode = \"off\"\nclasses = []\n").unwrap();
         assert_eq!(none.policy.classes.to_string(), "none");
+    }
+
+    #[test]
+    fn scope_and_classes_take_the_same_shapes() {
+        // scope took a string (as --scope) or a list, classes only a list: `classes =
+        // "coherent"` was refused with serde's "invalid type: string, expected a sequence".
+        for (scope, classes, want_scope, want_classes) in [
+            (
+                "\"rdna1\"",
+                "\"coherent,uncached\"",
+                "rdna1",
+                "coherent,uncached",
+            ),
+            (
+                "[\"rdna1\"]",
+                "[\"coherent\", \"uncached\"]",
+                "rdna1",
+                "coherent,uncached",
+            ),
+            (
+                "\"0000:03:00.0,04:00.0\"",
+                "\"none\"",
+                "0000:03:00.0,0000:04:00.0",
+                "none",
+            ),
+            (
+                "[\"0000:03:00.0\", \"04:00.0\"]",
+                "[]",
+                "0000:03:00.0,0000:04:00.0",
+                "none",
+            ),
+        ] {
+            let text =
+                format!("schema = 1\nmode = \"enforce\"\nscope = {scope}\nclasses = {classes}\n");
+            let a = p(&text).unwrap_or_else(|e| panic!("{text}: {e:#}"));
+            assert_eq!(a.policy.scope.to_string(), want_scope, "{text}");
+            assert_eq!(a.policy.classes.to_string(), want_classes, "{text}");
+        }
+        let e = p("schema = 1\nmode = \"off\"\nclasses = \"coherent,bogus\"\n").unwrap_err();
+        assert!(
+            format!("{e:#}").contains("classes = \"coherent,bogus\": use"),
+            "{e:#}"
+        );
     }
 
     #[test]

@@ -344,6 +344,15 @@ fn unknown_mode_is_an_error_that_names_the_file() {
             assert_eq!(out, only_root, "nothing half-written on stdout");
         }
         assert!(err.contains("unknown mode \"turbo\""), "{err}");
+        // The file, and what to do: the message named neither.
+        assert!(
+            err.contains("/sys/module/rdna1_mtype/parameters/mode reads it"),
+            "{err}"
+        );
+        assert!(
+            err.contains("install the rdna1ctl of rdna1-mtype 9.9.9"),
+            "{err}"
+        );
     }
 }
 

@@ -85,17 +85,26 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
             })
     };
     let version = attr("version")?;
+    // A word this rdna1ctl does not know: the file, the word, and the fix.
+    let unknown = |what: &str, name: &str, text: &str| {
+        format!(
+            "the module reports an unknown {what} {text:?}: rdna1ctl and the module differ in \
+             version ({} reads it; this is rdna1ctl {}): install the rdna1ctl of rdna1-mtype \
+             {version}, or load the module of this rdna1ctl (sudo modprobe -r rdna1_mtype && \
+             sudo modprobe rdna1_mtype)",
+            dir.join(name).display(),
+            env!("CARGO_PKG_VERSION")
+        )
+    };
     let mode_text = attr("parameters/mode")?;
     let mode = Mode::parse(mode_text.as_bytes())
-        .with_context(|| format!("the module reports an unknown mode {mode_text:?}: rdna1ctl and the module differ in version"))?;
+        .with_context(|| unknown("mode", "parameters/mode", &mode_text))?;
     let scope_text = attr("parameters/scope")?;
-    let scope = Scope::parse(scope_text.as_bytes()).with_context(|| {
-        format!("the module reports an unknown scope {scope_text:?}: rdna1ctl and the module differ in version")
-    })?;
+    let scope = Scope::parse(scope_text.as_bytes())
+        .with_context(|| unknown("scope", "parameters/scope", &scope_text))?;
     let classes_text = attr("parameters/classes")?;
-    let mut classes = Classes::parse(classes_text.as_bytes()).with_context(|| {
-        format!("the module reports unknown classes {classes_text:?}: rdna1ctl and the module differ in version")
-    })?;
+    let mut classes = Classes::parse(classes_text.as_bytes())
+        .with_context(|| unknown("classes", "parameters/classes", &classes_text))?;
     let layout_text = attr("parameters/bo_layout")?;
     let bo_layout = match layout_text.as_str() {
         BO_LAYOUT_NONE => None,
@@ -106,11 +115,19 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
     let word = |name: &str| -> Result<String> { attr(&format!("parameters/{name}")) };
     let status_text = word("bo_layout_status")?;
     let bo_layout_status = LayoutStatus::parse(status_text.as_bytes()).with_context(|| {
-        format!("the module reports an unknown bo_layout_status {status_text:?}: rdna1ctl and the module differ in version")
+        unknown(
+            "bo_layout_status",
+            "parameters/bo_layout_status",
+            &status_text,
+        )
     })?;
     let source_text = word("bo_layout_source")?;
     let bo_layout_source = LayoutSource::parse(source_text.as_bytes()).with_context(|| {
-        format!("the module reports an unknown bo_layout_source {source_text:?}: rdna1ctl and the module differ in version")
+        unknown(
+            "bo_layout_source",
+            "parameters/bo_layout_source",
+            &source_text,
+        )
     })?;
     let armed = match attr("parameters/armed")?.as_str() {
         "Y" | "1" => true,
@@ -130,9 +147,8 @@ pub fn read(root: &SysRoot) -> Result<ModuleState> {
             (VmScope::All, true)
         }
         Some(t) => (
-            VmScope::parse(t.as_bytes()).with_context(|| {
-                format!("the module reports an unknown vm_scope {t:?}: rdna1ctl and the module differ in version")
-            })?,
+            VmScope::parse(t.as_bytes())
+                .with_context(|| unknown("vm_scope", "parameters/vm_scope", &t))?,
             false,
         ),
     };
