@@ -13,6 +13,7 @@ pub mod output;
 pub mod schema;
 pub mod sysroot;
 pub mod trace;
+pub mod wrap;
 
 // The command line and one module per command.
 pub mod cli;
@@ -39,6 +40,8 @@ pub struct Ctx {
 pub struct Colors {
     pub stdout: bool,
     pub stderr: bool,
+    /// The width of stdout's terminal, when it is one: text is fitted to it (`wrap`).
+    pub stdout_columns: Option<usize>,
 }
 
 impl Colors {
@@ -56,6 +59,7 @@ impl Colors {
         Colors {
             stdout: on && stdout_tty,
             stderr: on && stderr_tty,
+            stdout_columns: None,
         }
     }
 }
@@ -83,13 +87,27 @@ where
     };
     setup(&cli);
     let json = cli.json;
-    let result = execute(cli, out).and_then(|code| {
+    // Text on a terminal is fitted to it; documents, scripts and roff never are.
+    let fitted = match (colors.stdout_columns, &cli.command) {
+        (_, Command::Completions { .. } | Command::Man { .. }) => None,
+        (Some(columns), _) if !json => Some(columns),
+        _ => None,
+    };
+    let mut wrapped;
+    let mut out: &mut dyn Write = match fitted {
+        Some(columns) => {
+            wrapped = wrap::Wrap::new(&mut *out, columns);
+            &mut wrapped
+        }
+        None => out,
+    };
+    let result = execute(cli, &mut out).and_then(|code| {
         out.flush()?;
         Ok(code)
     });
     match result {
         Ok(code) => code as u8,
-        Err(e) => report_error(&e, json, out, err),
+        Err(e) => report_error(&e, json, &mut out, err),
     }
 }
 
@@ -238,6 +256,7 @@ mod tests {
         let tty = Colors {
             stdout: true,
             stderr: true,
+            stdout_columns: None,
         };
         let (code, _, err) = run_with(&["set", "--mode", "turbo"], tty);
         assert_eq!(code, 2);
@@ -280,6 +299,38 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains("/nonexistent-a"), "{err}");
+    }
+
+    #[test]
+    fn text_fits_the_terminal_and_pipes_get_whole_lines() {
+        // doctor on the bad machine printed 33 lines wider than 80 columns, up to 289.
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/doctor-bad");
+        let term = Colors {
+            stdout_columns: Some(80),
+            ..Colors::default()
+        };
+        for cmd in [
+            &["--root", root, "doctor"][..],
+            &["--root", root, "status"][..],
+        ] {
+            let (_, fitted, err) = run_with(cmd, term);
+            let (_, whole, _) = run_with(cmd, Colors::default());
+            assert!(!fitted.is_empty(), "{cmd:?}: {err}");
+            for l in fitted.lines() {
+                let one_word = !l.trim().contains(' ');
+                assert!(l.chars().count() <= 80 || one_word, "{cmd:?}: {l:?}");
+            }
+            let words = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+            assert_eq!(words(&fitted), words(&whole), "{cmd:?}: the same words");
+        }
+        let (_, whole, _) = run_with(&["--root", root, "doctor"], Colors::default());
+        assert!(
+            whole.lines().any(|l| l.len() > 80),
+            "a pipe gets whole lines"
+        );
+        // JSON is one line, whatever the terminal.
+        let (_, json, _) = run_with(&["--root", root, "--json", "doctor"], term);
+        assert_eq!(json.lines().count(), 1);
     }
 
     #[test]

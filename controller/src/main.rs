@@ -27,11 +27,16 @@ fn main() -> ExitCode {
     if let Some(code) = rdna1ctl::commands::report::exec_as::exec_from_env() {
         return ExitCode::from(code);
     }
-    let colors = Colors::decide(
+    let stdout_tty = std::io::stdout().is_terminal();
+    let mut colors = Colors::decide(
         |name| std::env::var_os(name),
-        std::io::stdout().is_terminal(),
+        stdout_tty,
         std::io::stderr().is_terminal(),
     );
+    if stdout_tty {
+        colors.stdout_columns = terminal_size::terminal_size_of(std::io::stdout())
+            .map(|(terminal_size::Width(w), _)| usize::from(w).max(40));
+    }
     let mut out = std::io::stdout().lock();
     let mut err = std::io::stderr();
     let code = rdna1ctl::run(std::env::args_os(), &mut out, &mut err, colors, |cli| {

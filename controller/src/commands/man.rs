@@ -59,7 +59,7 @@ The user who invoked rdna1ctl through sudo or pkexec. Run as root, \fBdoctor\fR 
 Read by \fBdoctor\fR when \fI/etc/passwd\fR has no home for the user: where \fI~/.local/lib/python3*/site\-packages\fR is. \fBreport\fR sets it (and \fBUSER\fR, \fBLOGNAME\fR) to the user's for the command it runs.
 .TP
 \fBTERM\fR
-\fBreport\fR updates its progress line in place only on a terminal that is not \fBdumb\fR.
+\fBdumb\fR: no colour. \fBreport\fR updates its progress line in place only on a terminal that is not \fBdumb\fR.
 .TP
 \fBRDNA1CTL_EXEC_AS\fR
 Internal to \fBreport\fR, which sets it on the rdna1ctl it starts to become the invoking user and run the command; do not set it. Honoured only when root (not setuid) runs rdna1ctl, and never to become root.
