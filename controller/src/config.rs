@@ -110,10 +110,34 @@ pub struct Plan {
     pub layout: LayoutSetting,
 }
 
+/// A TOML error on one line, as compilers place theirs: `PATH:LINE:COLUMN: what (line N:
+/// the line)`; toml's own text is a multi-line snippet, and errors are one line (docs/CLI.md).
+fn toml_error(e: &toml::de::Error, text: &str, path: &Path) -> String {
+    let what = e.message().trim_end_matches('\n').replace('\n', "; ");
+    let Some(span) = e.span() else {
+        return format!("{} is not valid: {what}", path.display());
+    };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .count()
+        + 1;
+    let source = text.lines().nth(line - 1).unwrap_or_default().trim();
+    format!(
+        "{}:{line}:{column}: {what} (line {line}: {source})",
+        path.display()
+    )
+}
+
 /// Parses and checks `text` (from `path`, for messages) without touching the system.
 pub fn plan(text: &str, path: &Path) -> Result<Plan> {
     let where_ = path.display();
-    let c: Config = toml::from_str(text).with_context(|| format!("{where_} is not valid"))?;
+    let c: Config =
+        toml::from_str(text).map_err(|e| anyhow::anyhow!(toml_error(&e, text, path)))?;
     if c.schema != CONFIG_SCHEMA {
         bail!(
             "{where_}: schema = {} is not supported; this rdna1ctl reads schema = {CONFIG_SCHEMA}",
@@ -201,6 +225,28 @@ mod tests {
         assert_eq!(d.layout, LayoutSetting::Auto);
         let none = p("schema = 1\nmode = \"off\"\nclasses = []\n").unwrap();
         assert_eq!(none.policy.classes.to_string(), "none");
+    }
+
+    #[test]
+    fn a_toml_error_is_one_line_with_its_place() {
+        // It was toml's multi-line snippet with its lines joined by "; ": "TOML parse error at
+        // line 4, column 9; |; 4 | classes = 3; |         ^; unexpected ...".
+        let e = p("schema = 1\nmode = \"enforce\"\nscope = [ \"a\",\nclasses = 3\n").unwrap_err();
+        let m = crate::exit::message(&e);
+        assert_eq!(
+            m,
+            "/etc/rdna1-mtype/config.toml:4:9: unexpected `=` in array, expected value, `]` \
+             (line 4: classes = 3)"
+        );
+        let e = p("schema = 1\nmode = \"enforce\"\nbogus = 1\n").unwrap_err();
+        let m = crate::exit::message(&e);
+        assert!(
+            m.starts_with(
+                "/etc/rdna1-mtype/config.toml:3:1: unknown field `bogus`, expected one of"
+            ),
+            "{m}"
+        );
+        assert!(m.ends_with("(line 3: bogus = 1)"), "{m}");
     }
 
     #[test]
