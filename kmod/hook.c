@@ -8,6 +8,7 @@
  *    kind of VM from amdgpu_vm.is_compute_context (offset from BTF or a checked copy),
  *  - a module notifier that arms the probe when amdgpu arrives and disarms it when it goes,
  *    after checking it is amdgpu's own function in the amdgpu build the DKMS build checked
+ *    (built without that amdgpu's BTF: an in-tree amdgpu), and not an amdgpu unloading
  *    (struct module and sysfs, which the crate does not reach),
  *  - string module parameters writable at runtime (Rust params are integer and read-only):
  *    "mode", "scope", "classes", "vm_scope", "bo_layout", and the read-only "armed" and
@@ -28,6 +29,7 @@
 #include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/sched/task_stack.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 #include <linux/version.h>
@@ -215,6 +217,24 @@ int rdna1_mtype_vm_owner(const void *vm, u32 *tgid, char name[16])
 /* Calls rdna1_entry() refused because the flags pointer was not on the caller's stack. */
 static atomic_long_t rdna1_rejected = ATOMIC_LONG_INIT(0);
 
+/*
+ * Whether @flags can be a caller's local u64: 8-byte aligned and wholly inside the live part
+ * of this task's stack, above the hooked function's return address (at @sp, its stack pointer
+ * on entry) and below the stack's top. Both of amdgpu's callers (amdgpu_vm_bo_update,
+ * svm_range_get_pte_flags) pass the address of such a local. Below @sp are dead frames, where
+ * the probe's own frames run at exit: object_is_on_stack() alone would accept those, and an
+ * unaligned pointer or one straddling the top.
+ */
+static bool rdna1_flags_on_live_stack(const u64 *flags, unsigned long sp)
+{
+	unsigned long bottom = (unsigned long)task_stack_page(current);
+	unsigned long top = bottom + THREAD_SIZE;
+	unsigned long addr = (unsigned long)flags;
+
+	return IS_ALIGNED(addr, sizeof(u64)) && sp >= bottom && sp < top && addr > sp &&
+	       addr <= top - sizeof(u64);
+}
+
 static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 		       unsigned long ret_ip, struct ftrace_regs *fregs,
 		       void *data)
@@ -223,11 +243,12 @@ static int rdna1_entry(struct fprobe *fp, unsigned long entry_ip,
 	u64 *flags = (u64 *)ftrace_regs_get_argument(fregs, 4);
 
 	/*
-	 * Both of amdgpu's callers (amdgpu_vm_bo_update, svm_range_get_pte_flags) pass the
-	 * address of a local: anything else means a caller or signature we do not know, and the
-	 * exit handler would write through it. Returning non-zero skips the exit handler.
+	 * Anything but a caller's local means a caller or signature we do not know, and the exit
+	 * handler would write through it. Returning non-zero skips the exit handler. The stack
+	 * pointer is the one ftrace_caller saved: the function's, on entry (arch/x86's
+	 * ftrace_64.S stores it in the regs' sp).
 	 */
-	if (unlikely(!object_is_on_stack(flags))) {
+	if (unlikely(!rdna1_flags_on_live_stack(flags, ftrace_regs_get_stack_pointer(fregs)))) {
 		atomic_long_inc(&rdna1_rejected);
 		return 1;
 	}
@@ -270,11 +291,47 @@ static struct fprobe rdna1_fprobe = {
 static DEFINE_MUTEX(rdna1_arm_lock);
 static bool rdna1_armed;
 
-/* Why the last arming failed, for the read-only "arm_error" parameter; "" if it did not. */
+/*
+ * Why the last arming failed, for the read-only "arm_error" parameter; "" if it did not, or if
+ * that amdgpu has gone since. Written only under rdna1_arm_lock and rdna1_status_lock both.
+ */
 static char rdna1_arm_error[KSYM_SYMBOL_LEN + 64];
 
 /* fprobe's misses in registrations before the current one (register_fprobe zeroes nmissed). */
 static unsigned long rdna1_missed_before;
+
+/*
+ * What the "arm_error" and "missed" parameters read, guarded for those readers: they run under
+ * the module's param_lock, and must not wait for rdna1_arm_lock, which is held across reads of
+ * amdgpu's sysfs files (kernfs and seq_file locks, taken under param_lock when a parameter is
+ * read) and across a module notification: lockdep's cycle param_lock -> rdna1_arm_lock ->
+ * kernfs -> param_lock.
+ */
+static DEFINE_SPINLOCK(rdna1_status_lock);
+
+/* Sets arm_error from @fmt and returns @ret: "return rdna1_arm_failed(-EXDEV, ...)". */
+static __printf(2, 3) int rdna1_arm_failed(int ret, const char *fmt, ...)
+{
+	char text[sizeof(rdna1_arm_error)];
+	va_list args;
+
+	lockdep_assert_held(&rdna1_arm_lock);
+	va_start(args, fmt);
+	vscnprintf(text, sizeof(text), fmt, args);
+	va_end(args);
+	spin_lock(&rdna1_status_lock);
+	strscpy(rdna1_arm_error, text);
+	spin_unlock(&rdna1_status_lock);
+	return ret;
+}
+
+static void rdna1_clear_arm_error(void)
+{
+	lockdep_assert_held(&rdna1_arm_lock);
+	spin_lock(&rdna1_status_lock);
+	rdna1_arm_error[0] = '\0';
+	spin_unlock(&rdna1_status_lock);
+}
 
 /* amdgpu is between its GOING notification and being freed: its text must not be hooked. */
 static bool rdna1_amdgpu_going;
@@ -290,15 +347,13 @@ static int rdna1_check_target_locked(void)
 	char sym[KSYM_SYMBOL_LEN];
 
 	if (!h || h->size != 1) {
-		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-			  "%s resolved to %d addresses", HOOKED_SYMBOL, h ? h->size : 0);
-		return -EINVAL;
+		return rdna1_arm_failed(-EINVAL, "%s resolved to %d addresses", HOOKED_SYMBOL,
+					h ? h->size : 0);
 	}
 	sprint_symbol_no_offset(sym, h->array[0].addr);
 	if (strcmp(sym, HOOKED_SYMBOL " [" HOOKED_MODULE "]")) {
-		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-			  "%s resolved to %s, not to %s's own", HOOKED_SYMBOL, sym, HOOKED_MODULE);
-		return -EXDEV;
+		return rdna1_arm_failed(-EXDEV, "%s resolved to %s, not to %s's own", HOOKED_SYMBOL,
+					sym, HOOKED_MODULE);
 	}
 	return 0;
 }
@@ -351,6 +406,93 @@ out:
 #endif
 
 /*
+ * Reads /sys/module/amdgpu/@attr into @buf (at most @len - 1 bytes, NUL-terminated): what the
+ * init path, which has no struct module for amdgpu (modules cannot look another one up), asks
+ * of the amdgpu it found. -ENOENT once amdgpu's sysfs directory is gone (it is freed).
+ */
+static int rdna1_amdgpu_attr(const char *attr, char *buf, size_t len)
+{
+	char path[64];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/module/" HOOKED_MODULE "/%s", attr);
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, len - 1, &pos);
+	filp_close(f, NULL);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * Built without the target amdgpu's BTF (id 0), the module knows amdgpu's arguments only from
+ * the source of the releases it loads on (RDNA1_KERNEL_RANGE). An amdgpu built out of tree
+ * (AMD's amdgpu-dkms: taint O) may have another signature (the pre-6.18 one) or layout, and
+ * the probe would read its arguments as 7.2's and write through a junk pointer: refused.
+ * @mod: amdgpu while it is coming (its taints are set before its COMING notification); NULL
+ * on the init path, which asks sysfs.
+ */
+static int rdna1_check_in_tree_locked(struct module *mod)
+{
+	char taint[32];
+	bool oot;
+	int ret;
+
+	if (mod) {
+		oot = test_bit(TAINT_OOT_MODULE, &mod->taints);
+	} else {
+		ret = rdna1_amdgpu_attr("taint", taint, sizeof(taint));
+		if (ret) {
+			return rdna1_arm_failed(-ESTALE,
+						"cannot read /sys/module/%s/taint (%d) to check %s was built in tree",
+						HOOKED_MODULE, ret, HOOKED_MODULE);
+		}
+		/* module_flags_taint(): one letter per taint, 'O' for TAINT_OOT_MODULE. */
+		oot = !!strchr(taint, 'O');
+	}
+	if (oot) {
+		return rdna1_arm_failed(-ESTALE,
+					"%s was built out of tree (taint O) and this module without its BTF: its arguments cannot be checked (a kernel with module BTF and dkms install --force rdna1-mtype/%s -k %s)",
+					HOOKED_MODULE, RDNA1_MTYPE_VERSION, UTS_RELEASE);
+	}
+	return 0;
+}
+
+/*
+ * On the init path (@mod NULL), the amdgpu found must not be going: its GOING notification
+ * may have run before our notifier was registered (register_module_notifier() waits for a
+ * running chain, and module unload goes on from the chain's end to ftrace_release_mod()
+ * without a lock we could take), and in between its function is still found, so arming
+ * would succeed on text about to be freed, and nothing would ever disarm it. An amdgpu seen
+ * live or coming here notifies us when it goes (we are registered by then), and that waits
+ * for the arm lock we hold. -ESRCH: going, wait for the next one; -ENOENT: gone.
+ */
+static int rdna1_check_not_going_locked(struct module *mod)
+{
+	char state[16];
+	int ret;
+
+	if (mod)
+		return 0;
+	ret = rdna1_amdgpu_attr("initstate", state, sizeof(state));
+	if (ret == -ENOENT)
+		return -ENOENT;
+	if (!ret && !strcmp(state, "going\n"))
+		return -ESRCH;
+	if (ret) {
+		return rdna1_arm_failed(-ESTALE,
+					"cannot read /sys/module/%s/initstate (%d) to check %s is not unloading",
+					HOOKED_MODULE, ret, HOOKED_MODULE);
+	}
+	return 0;
+}
+
+/*
  * The amdgpu about to be hooked must be the build whose BTF was checked. While it is coming
  * (@mod: this runs from its MODULE_STATE_COMING notifier, called by prepare_coming_module()
  * before load_module() frees the file copy that mod->btf_data points into), its .BTF
@@ -366,7 +508,7 @@ static int rdna1_check_identity_locked(struct module *mod)
 	int ret;
 
 	if (!rdna1_amdgpu_btf_id)
-		return 0;
+		return rdna1_check_in_tree_locked(mod);
 	if (mod && !mod->btf_data) {
 		why = "has no BTF";
 	} else if (mod && mod->btf_base_data) {
@@ -376,27 +518,26 @@ static int rdna1_check_identity_locked(struct module *mod)
 	} else {
 		ret = rdna1_live_btf_id(&id);
 		if (ret) {
-			scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-				  "cannot read /sys/kernel/btf/%s (%d) to check it is the %s this module was built for",
-				  HOOKED_MODULE, ret, HOOKED_MODULE);
-			return -ESTALE;
+			return rdna1_arm_failed(-ESTALE,
+						"cannot read /sys/kernel/btf/%s (%d) to check it is the %s this module was built for",
+						HOOKED_MODULE, ret, HOOKED_MODULE);
 		}
 	}
 	if (why) {
-		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-			  "%s %s: it is not the one checked when this module was built",
-			  HOOKED_MODULE, why);
-		return -ESTALE;
+		return rdna1_arm_failed(-ESTALE,
+					"%s %s: it is not the one checked when this module was built",
+					HOOKED_MODULE, why);
 	}
 	if (id != rdna1_amdgpu_btf_id) {
-		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-			  "%s's BTF (id %#llx) is not the one checked when this module was built (%#llx): rebuild it (dkms install --force rdna1-mtype/%s -k %s)",
-			  HOOKED_MODULE, id, rdna1_amdgpu_btf_id, RDNA1_MTYPE_VERSION,
-			  UTS_RELEASE);
-		return -ESTALE;
+		return rdna1_arm_failed(-ESTALE,
+					"%s's BTF (id %#llx) is not the one checked when this module was built (%#llx): rebuild it (dkms install --force rdna1-mtype/%s -k %s)",
+					HOOKED_MODULE, id, rdna1_amdgpu_btf_id, RDNA1_MTYPE_VERSION,
+					UTS_RELEASE);
 	}
-#endif
 	return 0;
+#else
+	return rdna1_check_in_tree_locked(mod);
+#endif
 }
 
 static int rdna1_arm_locked(struct module *mod)
@@ -407,19 +548,29 @@ static int rdna1_arm_locked(struct module *mod)
 	lockdep_assert_held(&rdna1_arm_lock);
 	if (rdna1_armed)
 		return 0;
-	rdna1_arm_error[0] = '\0';
+	rdna1_clear_arm_error();
 	if (rdna1_amdgpu_going)
 		return -ENOENT;
 	disable_fprobe(&rdna1_fprobe);
 	ret = register_fprobe_syms(&rdna1_fprobe, &sym, 1);
+	/* Whatever failed, an amdgpu unloading under the init path is waited for, not an error. */
+	if (ret && !mod) {
+		int going = rdna1_check_not_going_locked(NULL);
+
+		rdna1_clear_arm_error();
+		if (going == -ESRCH)
+			return -ESRCH;
+	}
 	if (ret) {
 		/* -ENOENT: amdgpu is not loaded (or has no such function); the caller decides. */
 		if (ret != -ENOENT)
-			scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-				  "registering the fprobe on %s failed (%d)", sym, ret);
+			return rdna1_arm_failed(ret, "registering the fprobe on %s failed (%d)",
+						sym, ret);
 		return ret;
 	}
 	ret = rdna1_check_target_locked();
+	if (!ret)
+		ret = rdna1_check_not_going_locked(mod);
 	if (!ret)
 		ret = rdna1_check_identity_locked(mod);
 	if (ret) {
@@ -439,8 +590,10 @@ static void rdna1_disarm_locked(const char *why)
 		return;
 	/* Waits an RCU grace period: no exit handler runs after this returns. */
 	unregister_fprobe(&rdna1_fprobe);
+	spin_lock(&rdna1_status_lock);
 	rdna1_missed_before += READ_ONCE(rdna1_fprobe.nmissed);
 	WRITE_ONCE(rdna1_fprobe.nmissed, 0);
+	spin_unlock(&rdna1_status_lock);
 	WRITE_ONCE(rdna1_armed, false);
 	pr_info("disarmed (%s)\n", why);
 }
@@ -455,12 +608,22 @@ static int rdna1_module_event(struct notifier_block *nb, unsigned long state,
 		return NOTIFY_DONE;
 	mutex_lock(&rdna1_arm_lock);
 	if (state == MODULE_STATE_COMING) {
+		/*
+		 * A module of this name can only come once the one before it is freed, so an
+		 * arming still here is on text that is gone (a GOING we never saw): never
+		 * "already armed", always armed anew on this amdgpu.
+		 */
+		if (rdna1_armed) {
+			pr_warn("still armed on an %s that is gone: arming on the new one\n",
+				HOOKED_MODULE);
+			rdna1_disarm_locked("stale");
+		}
 		/* Before amdgpu's init runs: its first VM mapping is already covered. */
 		rdna1_amdgpu_going = false;
 		ret = rdna1_arm_locked(mod);
 		if (ret == -ENOENT)
-			scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-				  "%s has no traceable %s", HOOKED_MODULE, HOOKED_SYMBOL);
+			rdna1_arm_failed(ret, "%s has no traceable %s", HOOKED_MODULE,
+					 HOOKED_SYMBOL);
 		if (ret)
 			pr_err("cannot arm on %s:%s (%d%s%s): mappings are NOT modified\n",
 			       HOOKED_MODULE, HOOKED_SYMBOL, ret,
@@ -468,6 +631,8 @@ static int rdna1_module_event(struct notifier_block *nb, unsigned long state,
 	} else if (state == MODULE_STATE_GOING) {
 		rdna1_amdgpu_going = true;
 		rdna1_disarm_locked(HOOKED_MODULE " unloading");
+		/* Why this amdgpu was not armed says nothing of the next one: waiting. */
+		rdna1_clear_arm_error();
 	}
 	mutex_unlock(&rdna1_arm_lock);
 	return NOTIFY_DONE;
@@ -515,13 +680,17 @@ int rdna1_mtype_hook_init(void)
 	ret = rdna1_arm_locked(NULL);
 	if (ret == -ENOENT && rdna1_amdgpu_present()) {
 		/* amdgpu is there, its function is not: an error to show, not a wait. */
-		scnprintf(rdna1_arm_error, sizeof(rdna1_arm_error),
-			  "%s is loaded but has no traceable %s", HOOKED_MODULE, HOOKED_SYMBOL);
+		rdna1_arm_failed(ret, "%s is loaded but has no traceable %s", HOOKED_MODULE,
+				 HOOKED_SYMBOL);
 		pr_err("not armed: %s\n", rdna1_arm_error);
 		ret = 0;
 	} else if (ret == -ENOENT) {
 		/* amdgpu is not loaded (or is unloading): the notifier arms when it comes. */
 		pr_info("waiting for %s\n", HOOKED_MODULE);
+		ret = 0;
+	} else if (ret == -ESRCH) {
+		/* The amdgpu found is unloading: the next one's COMING arms. */
+		pr_info("waiting for %s (the one loaded is unloading)\n", HOOKED_MODULE);
 		ret = 0;
 	} else if (ret == -EXDEV || ret == -ESTALE) {
 		/* Not amdgpu's own function, or not the amdgpu checked: stay loaded, unarmed. */
@@ -661,9 +830,9 @@ static int rdna1_missed_get(char *buf, const struct kernel_param *kp)
 {
 	unsigned long n;
 
-	mutex_lock(&rdna1_arm_lock);
+	spin_lock(&rdna1_status_lock);
 	n = rdna1_missed_before + READ_ONCE(rdna1_fprobe.nmissed);
-	mutex_unlock(&rdna1_arm_lock);
+	spin_unlock(&rdna1_status_lock);
 	return sysfs_emit(buf, "%lu\n", n);
 }
 
@@ -677,9 +846,9 @@ static int rdna1_arm_error_get(char *buf, const struct kernel_param *kp)
 {
 	int n;
 
-	mutex_lock(&rdna1_arm_lock);
+	spin_lock(&rdna1_status_lock);
 	n = sysfs_emit(buf, "%s\n", rdna1_arm_error);
-	mutex_unlock(&rdna1_arm_lock);
+	spin_unlock(&rdna1_status_lock);
 	return n;
 }
 

@@ -86,6 +86,17 @@ impl Registration {
                 misc.fops = &FOPS.0;
                 // SAFETY: The initializer can write to the provided `slot`.
                 unsafe { slot.write(misc) };
+                // The crate's `open` reads the `MiscDeviceRegistration<Control>` at the address
+                // misc_open stores (`slot`): that type's own `as_raw` must give `slot` back, its
+                // `inner` at offset 0 (its fields are private: `offset_of!` cannot say so).
+                // SAFETY: `slot` is valid, initialised and pinned memory of the size and
+                // alignment of `MiscDeviceRegistration<Control>` (asserted above), whose one
+                // sized field is an `Opaque`, valid for any bytes; `as_raw` only forms a pointer.
+                let view = unsafe { &*slot.cast::<MiscDeviceRegistration<Control>>() };
+                if view.as_raw() != slot {
+                    pr_err!("MiscDeviceRegistration's layout is not the one misc.rs relies on\n");
+                    return Err(EINVAL);
+                }
                 // SAFETY: `slot` holds the misc device just written; it is pinned and stays
                 // registered until `drop` deregisters it, before its memory is freed. The
                 // kernel crate's `open` may treat it as `MiscDeviceRegistration<Control>`: same

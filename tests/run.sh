@@ -121,6 +121,8 @@ rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
 lane_kernel() {
 	stage kernel sh -c '"$1"/tests/kernel/build.sh base >"$2"' sh "$top" "$out/kbuild-dir" || :
 	touch "$RDNA1_NICE_UNTIL"
+	# What started niced during the kernel build shares the CPUs from now on.
+	unnice_tree $$
 	stage modules "$top/tests/vm/build-modules.sh" "$(cat "$out/kbuild-dir" 2>/dev/null)" "$out" || :
 	[ -z "$lane_failed" ]
 }
@@ -147,7 +149,8 @@ lane_checks() {
 	stage checkpatch "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --strict --ignore LINUX_VERSION_CODE \
 		-f kmod/hook.c kmod/hook.h kmod/amdgpu_bo_layout.h kmod/amdgpu_vm_layout.h \
 		tests/modules/harness/rdna1_mtype_harness.c tests/modules/harness/rdna1_mtype_decoy.c \
-		tests/modules/harness/rdna1_fake_amdgpu.c tests/modules/bench/rdna1_mtype_bench.c \
+		tests/modules/harness/rdna1_fake_amdgpu.c tests/modules/harness/rdna1_going_delay.c \
+		tests/modules/oot-amdgpu/rdna1_oot_amdgpu.c tests/modules/bench/rdna1_mtype_bench.c \
 		tests/modules/include/resolve_symbol.h || :
 	# These two need the static rdna1ctl (the bins lane), long built by now.
 	if after static-binaries; then

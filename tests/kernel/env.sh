@@ -56,6 +56,29 @@ niced() {
 	fi
 }
 
+# unnice_tree PID: back to full priority, every process below PID that niced started. A niced
+# command keeps its niceness after RDNA1_NICE_UNTIL appears (and so do the children it starts),
+# so without this a build started during the kernel build (Debian's package, cargo test) would
+# stay at 19 beside the VM boots for its whole length. Twice, a second apart: a child started
+# by a process not yet reniced inherits 19.
+unnice_tree() {
+	local round pids
+	for round in 1 2; do
+		pids=$(ps -eo pid=,ppid=,ni= | awk -v root="$1" '
+			{ parent[$1] = $2; nice[$1] = $3 }
+			END {
+				for (p in parent) {
+					q = p
+					while (q in parent && q != root && q > 1) q = parent[q]
+					if (q == root && nice[p] > 0) print p
+				}
+			}')
+		# shellcheck disable=SC2086 # a list of pids
+		[ -z "$pids" ] || renice -n 0 -p $pids >/dev/null 2>&1 || true
+		[ $round = 2 ] || sleep 1
+	done
+}
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

@@ -13,6 +13,17 @@ APT_PKGS=(build-essential bc flex bison libelf-dev libssl-dev cpio kmod busybox-
 	qemu-system-x86 ccache dwarves rsync xz-utils zstd python3 dkms systemd mmdebstrap "libclang-${LLVM_VERSION}-dev"
 	"clang-${LLVM_VERSION}" "lld-${LLVM_VERSION}" "llvm-${LLVM_VERSION}")
 
+# bindgen is the longest step (about 2 minutes of compiling on a fresh machine) and needs only
+# cargo: it builds while the packages are installed, downloaded and unpacked.
+bindgen_job=""
+if ! "$TOOLS_DIR/bin/bindgen" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
+	log "cargo install bindgen-cli $BINDGEN_VERSION (in the background)"
+	mkdir -p "$TOOLS_DIR"
+	cargo install -q --locked --root "$TOOLS_DIR" bindgen-cli --version "$BINDGEN_VERSION" \
+		>"$TOOLS_DIR/bindgen-install.log" 2>&1 &
+	bindgen_job=$!
+fi
+
 missing=()
 for p in "${APT_PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -84,10 +95,6 @@ for c in rustfmt clippy; do
 		die "rustup toolchain $RUST_TOOLCHAIN lacks $c"
 done
 
-if ! "$TOOLS_DIR/bin/bindgen" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
-	log "cargo install bindgen-cli $BINDGEN_VERSION"
-	cargo install -q --locked --root "$TOOLS_DIR" bindgen-cli --version "$BINDGEN_VERSION"
-fi
 if ! "$TOOLS_DIR/bin/udevadm-verify" --version 2>/dev/null | grep -q '^254$'; then
 	log "udev $UDEV_VERSION (bookworm-backports) for udevadm verify"
 	st=$APT_STATE-bpo
@@ -106,5 +113,9 @@ if ! "$TOOLS_DIR/bin/udevadm-verify" --version 2>/dev/null | grep -q '^254$'; th
 		>"$TOOLS_DIR/bin/udevadm-verify"
 	chmod +x "$TOOLS_DIR/bin/udevadm-verify"
 	"$TOOLS_DIR/bin/udevadm-verify" --version | grep -q '^254$' || die "udevadm $UDEV_VERSION does not run"
+fi
+if [ -n "$bindgen_job" ]; then
+	wait "$bindgen_job" || { cat "$TOOLS_DIR/bindgen-install.log" >&2; die "cargo install bindgen-cli $BINDGEN_VERSION failed"; }
+	log "bindgen-cli $BINDGEN_VERSION installed"
 fi
 log "host ready: $(rustc --version), $(bindgen --version), clang $LLVM_VERSION, $(gcc -dumpfullversion)"

@@ -20,7 +20,7 @@ else
 	modules=$kb/staging/lib/modules/$rel
 	m=$top/tests/modules
 	tests=("$m/harness/rdna1_mtype_harness.ko" "$m/harness/rdna1_mtype_decoy.ko" "$m/harness/amdgpu.ko"
-		"$m/bench/rdna1_mtype_bench.ko")
+		"$m/harness/rdna1_going_delay.ko" "$m/bench/rdna1_mtype_bench.ko")
 fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -33,6 +33,11 @@ if [ -z "${RDNA1_MODULES_TREE:-}" ]; then
 	cp "$top/kmod/rdna1_mtype.ko" "$root/lib/modules/$rel/updates/"
 fi
 cp "${tests[@]}" "$root/opt/rdna1/"
+# The out-of-tree amdgpu (case 13; test kernel only): an amdgpu.ko of its own directory.
+if [ -z "${RDNA1_MODULES_TREE:-}" ]; then
+	mkdir -p "$root/opt/rdna1/oot"
+	cp "$m/oot-amdgpu/amdgpu.ko" "$root/opt/rdna1/oot/"
+fi
 # RDNA1_INSTALLED: a `make install DESTDIR=` tree (tests/install/run.sh); case 12 boots with it.
 if [ -n "${RDNA1_INSTALLED:-}" ]; then
 	cp -a "$RDNA1_INSTALLED" "$root/opt/rdna1/installed"

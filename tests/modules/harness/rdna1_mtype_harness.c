@@ -18,7 +18,9 @@
  *   no amdgpu caller does (rdna1_mtype must refuse to touch them), or "atomic": on the stack,
  *   called with a raw spinlock held, so lockdep checks that the hook takes no lock that
  *   sleeps on PREEMPT_RT, or "worker": made by a kernel worker (as KFD's restore worker
- *   makes them), the VM's task_info naming the writing process. vm "compute" (default: a
+ *   makes them), the VM's task_info naming the writing process, or "dead": in this task's
+ *   stack but below every live frame, or "unaligned": on the live stack, one byte off (no
+ *   amdgpu caller passes either: rdna1_mtype must refuse to touch them). vm "compute" (default: a
  *   real struct amdgpu_vm with is_compute_context set, as KFD's VMs have), "graphics" (one
  *   without, a DRM client's) or "none" (a NULL vm).
  *   Read back the PTE flags the call produced, as "0x%016llx".
@@ -46,8 +48,11 @@
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include "resolve_symbol.h"
@@ -216,23 +221,26 @@ struct call_spec {
 	const struct bo_kind *kind;	/* NULL: no BO */
 	struct amdgpu_device *adev;
 	struct amdgpu_vm *vm;
-	bool heap, atomic, worker;	/* where: heap, atomic, worker or (none set) stack */
+	/* where: heap, atomic, worker, dead, unaligned or (none set) stack */
+	bool heap, atomic, worker, dead, unaligned;
 };
 
 static int parse_call(const char *line, struct call_spec *c)
 {
-	char kind[16], gpu[16] = "rdna1", where[8] = "stack", vm_kind[16] = "compute";
+	char kind[16], gpu[16] = "rdna1", where[16] = "stack", vm_kind[16] = "compute";
 	int i;
 
-	if (sscanf(line, "%x %15s %llx %15s %7s %15s", &c->vm_flags, kind, &c->flags, gpu, where,
+	if (sscanf(line, "%x %15s %llx %15s %15s %15s", &c->vm_flags, kind, &c->flags, gpu, where,
 		   vm_kind) < 3)
 		return -EINVAL;
 	if (strcmp(where, "stack") && strcmp(where, "heap") && strcmp(where, "atomic") &&
-	    strcmp(where, "worker"))
+	    strcmp(where, "worker") && strcmp(where, "dead") && strcmp(where, "unaligned"))
 		return -EINVAL;
 	c->heap = !strcmp(where, "heap");
 	c->atomic = !strcmp(where, "atomic");
 	c->worker = !strcmp(where, "worker");
+	c->dead = !strcmp(where, "dead");
+	c->unaligned = !strcmp(where, "unaligned");
 	if (!strcmp(vm_kind, "compute"))
 		c->vm = compute_vm;
 	else if (!strcmp(vm_kind, "graphics"))
@@ -290,6 +298,30 @@ static int do_call(const char *line, u64 *result)
 		*heap_flags = c.flags;
 		get_vm_pte(c.adev, c.vm, arg, c.vm_flags, heap_flags);
 		*result = *heap_flags;
+		return 0;
+	}
+	if (c.dead) {
+		/*
+		 * The flags in this task's stack but below every live frame: 1 KiB above the
+		 * stack's bottom, which no frame reaches (the probe's own frames run below the
+		 * hooked function's stack pointer too, nearer the top). object_is_on_stack()
+		 * accepts it; no amdgpu caller passes such a pointer.
+		 */
+		u64 *dead = (u64 *)((unsigned long)task_stack_page(current) + SZ_1K);
+
+		WRITE_ONCE(*dead, c.flags);
+		get_vm_pte(c.adev, c.vm, arg, c.vm_flags, dead);
+		*result = READ_ONCE(*dead);
+		return 0;
+	}
+	if (c.unaligned) {
+		/* On this frame's live stack, one byte off an 8-byte boundary. */
+		u8 buf[2 * sizeof(u64)] __aligned(sizeof(u64));
+		u64 *odd = (u64 *)(buf + 1);
+
+		put_unaligned(c.flags, odd);
+		get_vm_pte(c.adev, c.vm, arg, c.vm_flags, odd);
+		*result = get_unaligned(odd);
 		return 0;
 	}
 	/* As amdgpu_vm_set_task_info() does when a process acquires or submits on a VM. */
@@ -445,7 +477,7 @@ static const struct file_operations batch_fops = {
 /*
  * loop: one request, run n times by a kernel loop; several loops (one per CPU) run at once,
  * each with a BO and heap flags of its own (kind "edge" is refused: its BO is shared; where
- * "atomic" and "worker" too: one call each is what they are for).
+ * "atomic", "worker", "dead" and "unaligned" too: one call each is what they are for).
  */
 struct loop_results {
 	u64 calls, by_mtype[8], rest_differ, first;
@@ -512,7 +544,7 @@ static ssize_t loop_write(struct file *f, const char __user *ubuf, size_t len, l
 	ret = parse_call(spec, &c);
 	if (ret)
 		return ret;
-	if ((c.kind && c.kind->edge) || c.atomic || c.worker)
+	if ((c.kind && c.kind->edge) || c.atomic || c.worker || c.dead || c.unaligned)
 		return -EINVAL;
 	r = kzalloc_obj(*r);
 	heap = kzalloc_obj(*heap);

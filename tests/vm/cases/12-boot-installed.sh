@@ -5,7 +5,8 @@
 # before amdgpu's init runs (the module notifier saw amdgpu COMING), and that the unit applies
 # the installed config. First, rdna1_mtype loaded alone waits: not armed without amdgpu; nor
 # when only another module defines the hooked function's name.
-# (This case also holds what was case 10, load before amdgpu: one amdgpu load instead of two.)
+# (This case also holds what was once case 10, load before amdgpu: one amdgpu load instead of
+# two; today's case 10 is the out-of-tree amdgpu.)
 # must-pass
 I=/opt/rdna1/installed
 if [ -d "$I" ]; then

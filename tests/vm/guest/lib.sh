@@ -18,8 +18,10 @@ REQ_DEFAULT=0x6 REQ_NC=0x26 REQ_WC=0x46 REQ_CC=0x66 REQ_UC=0x86 REQ_RW=0xa6
 # rdna2 = 1002:73bf at 0000:04:00.0; other = 10de:2204 at 0000:05:00.0; unknown = no device;
 # vmd = 1002:731f at 10000:03:00.0; fill0..fill9 = 1002:731f at 0000:10:00.0..0000:19:00.0),
 # prints the flags it produced. WHERE "stack" (default), "heap" (the flags in kmalloc'd
-# memory instead of on the stack) or "atomic" (on the stack, called under a raw spinlock, where
-# lockdep reports any lock that sleeps on PREEMPT_RT). VM: "compute" (default; a real amdgpu_vm with
+# memory instead of on the stack), "atomic" (on the stack, called under a raw spinlock, where
+# lockdep reports any lock that sleeps on PREEMPT_RT), "worker" (made by a kernel worker),
+# "dead" (in the task's stack below every live frame) or "unaligned" (on the live stack, one
+# byte off an 8-byte boundary). VM: "compute" (default; a real amdgpu_vm with
 # is_compute_context set, as KFD's), "graphics" (a DRM client's) or "none" (NULL).
 # BO: none (KFD SVM), plain (GTT), vram, userptr, coherent (hipHostMalloc), ext_coherent,
 # uncached, sg_coherent (KFD doorbell/MMIO sg BO), sg (dma-buf import), doorbell (GEM doorbell
