@@ -2,8 +2,9 @@
 # notifier chain and ftrace_release_mod(): rdna1_going_delay holds that chain, so the load
 # blocks in register_module_notifier() until it ends, then races the rest of the unload. The
 # module must not stay armed on the amdgpu that went (armed=N, nothing to hook), and the next
-# amdgpu must be armed and rewritten. It stayed armed ("armed=Y" with no amdgpu), and at the
-# next COMING it returned early as "already armed": the new amdgpu ran unhooked.
+# amdgpu must be armed and rewritten. Regression cover, not proof: it passed on the code before
+# the fix too (6 rounds, one and two CPUs), since the unload usually wins the race; case 10
+# proves the init path's refusal deterministically.
 # make soak only (an amdgpu reload per round): RDNA1_SOAK=1 runs 5 rounds, else 1.
 # kernels: soak
 rounds=1
