@@ -464,25 +464,41 @@ static int rdna1_check_in_tree_locked(struct module *mod)
 }
 
 /*
+ * Whether amdgpu is unloading: -ESRCH while its initstate reads "going", -ENOENT once its
+ * /sys/module directory is gone or being removed (a removed kernfs file reads -ENODEV), 0 while
+ * live or coming, another error when sysfs cannot tell.
+ */
+static int rdna1_amdgpu_leaving(void)
+{
+	char state[16];
+	int ret;
+
+	ret = rdna1_amdgpu_attr("initstate", state, sizeof(state));
+	if (ret == -ENOENT || ret == -ENODEV)
+		return -ENOENT;
+	if (ret)
+		return ret;
+	return strcmp(state, "going\n") ? 0 : -ESRCH;
+}
+
+/*
  * On the init path (@mod NULL), the amdgpu found must not be going: its GOING notification
  * may have run before our notifier was registered (register_module_notifier() waits for a
  * running chain, and module unload goes on from the chain's end to ftrace_release_mod()
  * without a lock we could take), and in between its function is still found, so arming
  * would succeed on text about to be freed, and nothing would ever disarm it. An amdgpu seen
  * live or coming here notifies us when it goes (we are registered by then), and that waits
- * for the arm lock we hold. -ESRCH: going, wait for the next one; -ENOENT: gone.
+ * for the arm lock we hold. -ESRCH: the amdgpu the probe was registered on is going or gone;
+ * wait for the next one.
  */
 static int rdna1_check_not_going_locked(struct module *mod)
 {
-	char state[16];
 	int ret;
 
 	if (mod)
 		return 0;
-	ret = rdna1_amdgpu_attr("initstate", state, sizeof(state));
-	if (ret == -ENOENT)
-		return -ENOENT;
-	if (!ret && !strcmp(state, "going\n"))
+	ret = rdna1_amdgpu_leaving();
+	if (ret == -ENOENT || ret == -ESRCH)
 		return -ESRCH;
 	if (ret) {
 		return rdna1_arm_failed(-ESTALE,
@@ -554,13 +570,8 @@ static int rdna1_arm_locked(struct module *mod)
 	disable_fprobe(&rdna1_fprobe);
 	ret = register_fprobe_syms(&rdna1_fprobe, &sym, 1);
 	/* Whatever failed, an amdgpu unloading under the init path is waited for, not an error. */
-	if (ret && !mod) {
-		int going = rdna1_check_not_going_locked(NULL);
-
-		rdna1_clear_arm_error();
-		if (going == -ESRCH)
-			return -ESRCH;
-	}
+	if (ret && !mod && rdna1_amdgpu_leaving() == -ESRCH)
+		return -ESRCH;
 	if (ret) {
 		/* -ENOENT: amdgpu is not loaded (or has no such function); the caller decides. */
 		if (ret != -ENOENT)
@@ -575,6 +586,18 @@ static int rdna1_arm_locked(struct module *mod)
 		ret = rdna1_check_identity_locked(mod);
 	if (ret) {
 		unregister_fprobe(&rdna1_fprobe);
+		/*
+		 * An amdgpu that began unloading during the checks fails them (its sysfs files go
+		 * away under the reads): on the init path that is a wait, not an error.
+		 */
+		if (!mod && ret != -ESRCH) {
+			int leaving = rdna1_amdgpu_leaving();
+
+			if (leaving == -ESRCH || leaving == -ENOENT) {
+				rdna1_clear_arm_error();
+				return -ESRCH;
+			}
+		}
 		return ret;
 	}
 	enable_fprobe(&rdna1_fprobe);

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rdna1_going_delay: holds amdgpu's MODULE_STATE_GOING notifier chain for delay_ms, for the
- * unload race of soak case 72. A module loaded meanwhile blocks in register_module_notifier()
+ * unload race of case 72. A module loaded meanwhile blocks in register_module_notifier()
  * (the chain holds the notifier rwsem for reading) and is released when the chain ends, while
  * module unload goes on to ftrace_release_mod(): rdna1_mtype's init then meets an amdgpu
  * whose GOING it never saw, still listed and still traceable. "holding" reads Y meanwhile.
- * Test-only.
+ *
+ * The unload would usually win the race that follows (a few instructions to ftrace_release_mod
+ * against an fprobe registration), so release_delay_ms also holds ftrace_release_mod() for
+ * amdgpu: a kprobe spins there before it runs. Interrupts are off in a kprobe handler, so the
+ * text patching of an fprobe registered meanwhile waits for the spin to end (its IPIs), and
+ * ftrace_release_mod() then waits on ftrace_lock for that registration: the registration is
+ * made on the amdgpu that is going, every time. Test-only: a CPU spinning with interrupts off.
  */
 #include <linux/delay.h>
+#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/notifier.h>
@@ -20,6 +27,31 @@ MODULE_PARM_DESC(delay_ms, "how long amdgpu's GOING chain is held, in ms");
 static bool holding;
 module_param(holding, bool, 0444);
 MODULE_PARM_DESC(holding, "Y while amdgpu's GOING chain is held");
+
+static unsigned int release_delay_ms;
+module_param(release_delay_ms, uint, 0444);
+MODULE_PARM_DESC(release_delay_ms, "how long ftrace_release_mod() waits for amdgpu, in ms (0: not)");
+
+static bool released;
+module_param(released, bool, 0444);
+MODULE_PARM_DESC(released, "Y once ftrace_release_mod() was held for amdgpu");
+
+/* ftrace_release_mod(struct module *mod): the argument in the first argument register. */
+static int release_delay_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct module *mod = (struct module *)regs_get_kernel_argument(regs, 0);
+
+	if (strcmp(mod->name, "amdgpu"))
+		return 0;
+	mdelay(release_delay_ms);
+	WRITE_ONCE(released, true);
+	return 0;
+}
+
+static struct kprobe release_delay_kp = {
+	.symbol_name = "ftrace_release_mod",
+	.pre_handler = release_delay_pre,
+};
 
 static int going_delay_event(struct notifier_block *nb, unsigned long state, void *data)
 {
@@ -41,15 +73,30 @@ static struct notifier_block going_delay_nb = {
 
 static int __init going_delay_init(void)
 {
-	return register_module_notifier(&going_delay_nb);
+	int ret;
+
+	/* Past 10 s of interrupts off, RCU's stall detector (21 s) comes close. */
+	if (release_delay_ms > 10000)
+		return -EINVAL;
+	if (release_delay_ms) {
+		ret = register_kprobe(&release_delay_kp);
+		if (ret)
+			return ret;
+	}
+	ret = register_module_notifier(&going_delay_nb);
+	if (ret && release_delay_ms)
+		unregister_kprobe(&release_delay_kp);
+	return ret;
 }
 
 static void __exit going_delay_exit(void)
 {
 	unregister_module_notifier(&going_delay_nb);
+	if (release_delay_ms)
+		unregister_kprobe(&release_delay_kp);
 }
 
 module_init(going_delay_init);
 module_exit(going_delay_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("rdna1-mtype test: holds amdgpu's GOING notifier chain");
+MODULE_DESCRIPTION("rdna1-mtype test: holds amdgpu's GOING notifier chain and ftrace_release_mod()");

@@ -1,4 +1,5 @@
-# amdgpu unloaded under rdna1_mtype disarms it; amdgpu loaded again re-arms it, and it rewrites.
+# amdgpu unloaded under rdna1_mtype disarms it; amdgpu loaded again re-arms it, and it rewrites;
+# fprobe's miss count (case 39) still reads 0 across the disarm and re-arm.
 # Once here; RDNA1_SOAK=1 (`make soak`) repeats the cycle 20 times (issue 14's churn).
 # kernels: test debian
 # boot: b
@@ -19,6 +20,7 @@ while [ $i -lt $reloads ]; do
 	eq "$(armed)" Y "armed after amdgpu reload $i"
 	insmod /opt/rdna1/rdna1_mtype_harness.ko
 	eq "$(mcall "$REQ_WC" none "$IN")" NC "WC after reload $i"
+	eq "$(cat $PARAMS/missed)" 0 "missed across re-arming $i"
 	i=$((i + 1))
 done
 read -r t1 _ </proc/uptime
