@@ -4,8 +4,9 @@
 #      with Debian's linux-headers/-binary/-modules/-source of DEBIAN_KVER and Debian's rustc,
 #      build the Debian packages rdna1ctl and rdna1-mtype-dkms (packaging/);
 #   2. apt installs them: DKMS builds rdna1_mtype.ko for DEBIAN_KVER, rebuilding the Rust
-#      metadata Debian's headers leave out (kmod/dkms-rust-metadata.sh) and checking the
-#      hook's contract on Debian's amdgpu.ko (rdna1ctl check-kernel);
+#      metadata Debian's headers leave out (kmod/dkms-rust-metadata.sh; or reusing what an
+#      earlier run rebuilt with the same key, below) and checking the hook's contract on
+#      Debian's amdgpu.ko (rdna1ctl check-kernel);
 #   3. build the test harness the same way, boot Debian's own vmlinuz (TCG) with Debian's
 #      modules, the DKMS-built rdna1_mtype.ko and the packaged rdna1ctl, and run the cases
 #      whose header names the kernel debian (below) against Debian's real amdgpu.
@@ -56,6 +57,19 @@ for d in "${debs[@]}"; do [ -f "$mnt$d" ] || die "dpkg-buildpackage made no $d";
 contents=$(dpkg-deb -c "$mnt${debs[1]}")
 [[ $contents == *"usr/src/rdna1-mtype-$version/dkms.conf"* ]] || die "rdna1-mtype-dkms has no dkms.conf"
 
+# The Rust metadata DKMS rebuilds for $kver (kmod/dkms-rust-metadata.sh, a few minutes) is kept
+# from the last run that made it, per sid root (whose tools it was made with). The script
+# reuses it only when its own key matches (headers and linux-source versions, rustc, bindgen,
+# the .config and the script itself): a change to any of them rebuilds it here, and that
+# rebuild is kept for the runs after.
+meta_cache=$RDNA1_CACHE/debian-kbuild/$(basename "$lower")
+meta=/var/cache/rdna1-mtype/kbuild/$kver
+find "$RDNA1_CACHE/debian-kbuild" -mindepth 1 -maxdepth 1 ! -name "$(basename "$lower")" -exec rm -rf {} + 2>/dev/null || true
+if [ -f "$meta_cache/$kver/.rdna1-key" ]; then
+	mkdir -p "$mnt${meta%/*}"
+	cp -a "$meta_cache/$kver" "$mnt$meta"
+fi
+
 log "debian: apt install (DKMS builds rdna1_mtype for $kver)"
 in_root apt-get install -y "${debs[@]}" >"$out/apt-install.log" 2>&1 ||
 	{ tail -n 40 "$out/apt-install.log" >&2; die "apt install of the packages failed"; }
@@ -66,8 +80,18 @@ makelog=$mnt/var/lib/dkms/rdna1-mtype/$version/$kver/x86_64/log/make.log
 cp "$makelog" "$out/dkms-make.log" || die "no DKMS make.log"
 grep -q "Linux $kver: the hook's contract holds" "$out/dkms-make.log" ||
 	die "the DKMS build did not check the contract ($out/dkms-make.log)"
-grep -q "rebuilding the kernel's Rust metadata from linux-source-7.2 $DEBIAN_KVER_VERSION" "$out/dkms-make.log" ||
-	die "the DKMS build did not rebuild the Rust metadata ($out/dkms-make.log)"
+if grep -q "rebuilding the kernel's Rust metadata from linux-source-7.2 $DEBIAN_KVER_VERSION" "$out/dkms-make.log"; then
+	log "debian: DKMS rebuilt the kernel's Rust metadata (kept for the next runs)"
+	rm -rf "$meta_cache/$kver.new"
+	mkdir -p "$meta_cache"
+	cp -a "$mnt$meta" "$meta_cache/$kver.new"
+	rm -rf "$meta_cache/$kver"
+	mv "$meta_cache/$kver.new" "$meta_cache/$kver"
+elif grep -q "Linux $kver: reusing its Rust metadata in $meta" "$out/dkms-make.log"; then
+	log "debian: DKMS reused the Rust metadata an earlier run rebuilt with the same key ($(cat "$mnt$meta/.rdna1-key"))"
+else
+	die "the DKMS build neither rebuilt nor reused the Rust metadata ($out/dkms-make.log)"
+fi
 # ... and compiled in what the check read from amdgpu's BTF (case 88 relies on it).
 grep -q "^rdna1-mtype: building for $kver .* RDNA1_AMDGPU_BTF_ID=0x[0-9a-f]\{16\} RDNA1_BTF_BO_LAYOUT=" \
 	"$out/dkms-make.log" || die "the DKMS build did not use amdgpu's BTF id and layout ($out/dkms-make.log)"
