@@ -569,9 +569,17 @@ static int rdna1_arm_locked(struct module *mod)
 		return -ENOENT;
 	disable_fprobe(&rdna1_fprobe);
 	ret = register_fprobe_syms(&rdna1_fprobe, &sym, 1);
-	/* Whatever failed, an amdgpu unloading under the init path is waited for, not an error. */
-	if (ret && !mod && rdna1_amdgpu_leaving() == -ESRCH)
-		return -ESRCH;
+	/*
+	 * Whatever failed, an amdgpu unloading under the init path is waited for, not an error:
+	 * one going, or one gone under a registration that had found it (ftrace released its
+	 * records between the lookup and the filter: -EINVAL).
+	 */
+	if (ret && !mod) {
+		int leaving = rdna1_amdgpu_leaving();
+
+		if (leaving == -ESRCH || (leaving == -ENOENT && ret != -ENOENT))
+			return -ESRCH;
+	}
 	if (ret) {
 		/* -ENOENT: amdgpu is not loaded (or has no such function); the caller decides. */
 		if (ret != -ENOENT)

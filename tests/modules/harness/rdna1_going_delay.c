@@ -8,10 +8,11 @@
  *
  * The unload would usually win the race that follows (a few instructions to ftrace_release_mod
  * against an fprobe registration), so release_delay_ms also holds ftrace_release_mod() for
- * amdgpu: a kprobe spins there before it runs. Interrupts are off in a kprobe handler, so the
- * text patching of an fprobe registered meanwhile waits for the spin to end (its IPIs), and
- * ftrace_release_mod() then waits on ftrace_lock for that registration: the registration is
- * made on the amdgpu that is going, every time. Test-only: a CPU spinning with interrupts off.
+ * amdgpu: a kprobe spins there before it runs (preemption off; interrupts too unless the probe
+ * was optimised into a jump). A registration made meanwhile on the other CPU needs nothing the
+ * spinning CPU holds to find amdgpu's function among ftrace's records (ftrace_match_addr()):
+ * it does so well within the spin, on the amdgpu that is going, every time. Test-only: a CPU
+ * spinning for seconds.
  */
 #include <linux/delay.h>
 #include <linux/kprobes.h>
@@ -75,7 +76,7 @@ static int __init going_delay_init(void)
 {
 	int ret;
 
-	/* Past 10 s of interrupts off, RCU's stall detector (21 s) comes close. */
+	/* Interrupts may be off in the spin: under the hard-lockup threshold (10 s). */
 	if (release_delay_ms > 10000)
 		return -EINVAL;
 	if (release_delay_ms) {
