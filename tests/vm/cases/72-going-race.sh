@@ -9,7 +9,9 @@
 # reason, and the real amdgpu after it armed and rewritten. The later amdgpus are checked
 # before the first answer is judged, so each of the two fixes shows on its own. Before them
 # the load stayed armed (Y), and so it stayed on the amdgpu without the function.
-# RDNA1_SOAK=1 (`make soak`) runs 5 rounds, else 1.
+# `make soak` only (5 rounds in its two-CPU boot: an amdgpu reload per round, about 90 s of
+# make test's two-CPU boot each); RDNA1_CASES=72 RDNA1_SMP=2 runs one round.
+# kernels: soak
 # needs: cpus=2
 rounds=1
 [ "${RDNA1_SOAK:-0}" != 1 ] || rounds=5
