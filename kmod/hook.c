@@ -556,6 +556,23 @@ static int rdna1_check_identity_locked(struct module *mod)
 #endif
 }
 
+/*
+ * On the init path, whatever failed while amdgpu is unloading is a wait for the next amdgpu
+ * (-ESRCH), not an error: one going, or one gone under a registration or check that had found
+ * it (ftrace releases its records and sysfs its files under us). A registration's -ENOENT with
+ * no amdgpu at all stays -ENOENT (not loaded: the caller waits as ever).
+ */
+static int rdna1_init_failure_locked(int ret)
+{
+	int leaving = rdna1_amdgpu_leaving();
+
+	if (leaving == -ESRCH || (leaving == -ENOENT && ret != -ENOENT)) {
+		rdna1_clear_arm_error();
+		return -ESRCH;
+	}
+	return ret;
+}
+
 static int rdna1_arm_locked(struct module *mod)
 {
 	const char *sym = HOOKED_MODULE ":" HOOKED_SYMBOL;
@@ -569,20 +586,14 @@ static int rdna1_arm_locked(struct module *mod)
 		return -ENOENT;
 	disable_fprobe(&rdna1_fprobe);
 	ret = register_fprobe_syms(&rdna1_fprobe, &sym, 1);
-	/*
-	 * Whatever failed, an amdgpu unloading under the init path is waited for, not an error:
-	 * one going, or one gone under a registration that had found it (ftrace released its
-	 * records between the lookup and the filter: -EINVAL).
-	 */
-	if (ret && !mod) {
-		int leaving = rdna1_amdgpu_leaving();
-
-		if (leaving == -ESRCH || (leaving == -ENOENT && ret != -ENOENT))
-			return -ESRCH;
-	}
+	if (ret && !mod)
+		ret = rdna1_init_failure_locked(ret);
 	if (ret) {
-		/* -ENOENT: amdgpu is not loaded (or has no such function); the caller decides. */
-		if (ret != -ENOENT)
+		/*
+		 * -ENOENT: amdgpu is not loaded (or has no such function); -ESRCH: it is
+		 * unloading. The caller decides.
+		 */
+		if (ret != -ENOENT && ret != -ESRCH)
 			return rdna1_arm_failed(ret, "registering the fprobe on %s failed (%d)",
 						sym, ret);
 		return ret;
@@ -594,19 +605,7 @@ static int rdna1_arm_locked(struct module *mod)
 		ret = rdna1_check_identity_locked(mod);
 	if (ret) {
 		unregister_fprobe(&rdna1_fprobe);
-		/*
-		 * An amdgpu that began unloading during the checks fails them (its sysfs files go
-		 * away under the reads): on the init path that is a wait, not an error.
-		 */
-		if (!mod && ret != -ESRCH) {
-			int leaving = rdna1_amdgpu_leaving();
-
-			if (leaving == -ESRCH || leaving == -ENOENT) {
-				rdna1_clear_arm_error();
-				return -ESRCH;
-			}
-		}
-		return ret;
+		return mod ? ret : rdna1_init_failure_locked(ret);
 	}
 	enable_fprobe(&rdna1_fprobe);
 	WRITE_ONCE(rdna1_armed, true);
