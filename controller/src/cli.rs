@@ -58,7 +58,9 @@ pub struct Cli {
 #[derive(clap::Args, Debug, Default)]
 pub struct DoctorArgs {
     /// The Python interpreter that runs the training (its torch is checked). Default:
-    /// $VIRTUAL_ENV/bin/python if a venv is active, else python3 on PATH.
+    /// $VIRTUAL_ENV/bin/python if a venv is active, else python3 on PATH. With --root, the
+    /// path as that tree's machine names it (/home/you/venv/bin/python); a path already below
+    /// --root is taken back inside it.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
 }

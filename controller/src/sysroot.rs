@@ -1,6 +1,7 @@
 //! The filesystem root that every /sys and /proc path is read under.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// A root directory: `/` on a live system, a fixture tree in tests.
@@ -52,6 +53,43 @@ impl SysRoot {
         self.base.join(abs.trim_start_matches('/'))
     }
 
+    /// `p` (a path below this root, as [`SysRoot::path`] makes them) with its symbolic links
+    /// followed as the root's own machine would follow them: an absolute link
+    /// (`libtorch_hip.so -> /usr/lib/...`, `/opt/rocm -> /etc/alternatives/rocm`) leads to the
+    /// root's file, never the host's. The kernel resolves it (openat2 with RESOLVE_IN_ROOT,
+    /// Linux 5.6), so `..` and absolute links cannot leave the root. Paths on the host's own
+    /// `/`, outside the root, or that do not resolve (missing, a loop) come back unchanged:
+    /// the caller's read then fails as it would have.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if self.is_host() {
+            return p.to_path_buf();
+        }
+        let Ok(rel) = p.strip_prefix(&self.base) else {
+            return p.to_path_buf();
+        };
+        self.resolve_in_root(rel).unwrap_or_else(|| p.to_path_buf())
+    }
+
+    fn resolve_in_root(&self, rel: &Path) -> Option<PathBuf> {
+        use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
+        let base = std::fs::File::open(&self.base).ok()?;
+        let rel = if rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            rel
+        };
+        let how = OpenHow::new()
+            .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
+            .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+        let fd = openat2(&base, rel, how).ok()?;
+        // Where the kernel ended up, as a host path; re-rooted on `base` as given, so that
+        // messages can still strip it (`base` may itself be reached through a link).
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+        let real_base = std::fs::canonicalize(&self.base).ok()?;
+        let inside = real.strip_prefix(&real_base).ok()?;
+        Some(self.base.join(inside))
+    }
+
     /// A sysfs attribute, trimmed; `Ok(None)` if it does not exist.
     pub fn read_attr(&self, path: &Path) -> io::Result<Option<String>> {
         match std::fs::read_to_string(path) {
@@ -84,6 +122,40 @@ mod tests {
         std::fs::create_dir(dir.join("sys")).unwrap();
         assert_eq!(SysRoot::new(dir.clone()).problem(true), None);
         assert!(!SysRoot::new(dir.clone()).is_host());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn links_resolve_inside_the_root() {
+        let dir = std::env::temp_dir().join(format!("rdna1ctl-resolve-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("usr/lib/x")).unwrap();
+        std::fs::create_dir_all(dir.join("opt/rocm-7.2.0/lib")).unwrap();
+        std::fs::write(dir.join("usr/lib/x/libt.so"), "t").unwrap();
+        let link = |at: &str, to: &str| std::os::unix::fs::symlink(to, dir.join(at)).unwrap();
+        link("usr/lib/abs.so", "/usr/lib/x/libt.so");
+        link("usr/lib/up.so", "../../../../../../usr/lib/x/libt.so");
+        link("opt/rocm", "/etc/alternatives/rocm");
+        std::fs::create_dir_all(dir.join("etc/alternatives")).unwrap();
+        link("etc/alternatives/rocm", "/opt/rocm-7.2.0");
+        link("loop", "/loop");
+        let root = SysRoot::new(dir.clone());
+        let r = |p: &str| root.resolve(&root.path(p));
+        assert_eq!(r("/usr/lib/abs.so"), dir.join("usr/lib/x/libt.so"));
+        // `..` stops at the root, as at `/`.
+        assert_eq!(r("/usr/lib/up.so"), dir.join("usr/lib/x/libt.so"));
+        // Links in the middle of a path, through the root's /etc/alternatives.
+        assert_eq!(r("/opt/rocm/lib"), dir.join("opt/rocm-7.2.0/lib"));
+        // Missing files and loops come back as they were.
+        assert_eq!(r("/nowhere/x"), dir.join("nowhere/x"));
+        assert_eq!(r("/loop"), dir.join("loop"));
+        // The host's root and paths outside the root are left alone.
+        let host = SysRoot::new("/".into());
+        assert_eq!(host.resolve(Path::new("/usr/lib")), Path::new("/usr/lib"));
+        assert_eq!(
+            root.resolve(Path::new("/elsewhere")),
+            Path::new("/elsewhere")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

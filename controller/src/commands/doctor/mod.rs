@@ -11,6 +11,7 @@ mod boot;
 mod codeobj;
 #[cfg(test)]
 mod consistency;
+mod distro;
 mod dkms;
 mod driver;
 mod facts;
@@ -134,6 +135,7 @@ pub struct Input<'a> {
     pub python: Option<&'a Path>,
     /// The Python, torch and the code objects torch loads, found on first use.
     pub stack: OnceCell<torch_libs::Stack>,
+    distro: OnceCell<distro::Distro>,
 }
 
 impl<'a> Input<'a> {
@@ -149,7 +151,13 @@ impl<'a> Input<'a> {
             facts,
             python,
             stack: OnceCell::new(),
+            distro: OnceCell::new(),
         }
+    }
+
+    /// The root's distribution (read once), for fixes that name its packages.
+    pub fn distro(&self) -> distro::Distro {
+        *self.distro.get_or_init(|| distro::Distro::of(self))
     }
 
     /// The owner's PyTorch stack (gathered once).

@@ -7,7 +7,12 @@
 //! `lib/python3.*/site-packages`; otherwise, on the running machine, the interpreter is asked
 //! `importlib.util.find_spec("torch")` (with a timeout, as the invoking user, never as root
 //! for a sudo user; see [`super::host`]); below a `--root` tree, or if that fails, the
-//! distribution layouts are searched. All paths are read below `--root`.
+//! distribution layouts are searched. All paths are read below `--root`, where `--python`
+//! names the interpreter as the root's machine does (`/home/u/venv/bin/python`); a path
+//! given as this machine names it (`/mnt/home/u/...`, already below `--root`) is taken
+//! back inside. Symbolic links are followed inside the root ([`SysRoot::resolve`]).
+//!
+//! [`SysRoot::resolve`]: crate::sysroot::SysRoot::resolve
 
 use std::path::{Path, PathBuf};
 
@@ -33,12 +38,29 @@ impl Torch {
     }
 }
 
+/// Why no torch was found.
+#[derive(Debug)]
+pub enum NoTorch {
+    /// The interpreter itself is not there (a wrong `--python` or `VIRTUAL_ENV`).
+    Interpreter(String),
+    /// The interpreter is there, torch is not.
+    Module(String),
+}
+
+impl std::fmt::Display for NoTorch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoTorch::Interpreter(s) | NoTorch::Module(s) => f.write_str(s),
+        }
+    }
+}
+
 /// The interpreter found and its torch, or why there is none.
 #[derive(Debug)]
 pub struct PythonEnv {
     /// The interpreter as the machine names it, and how it was chosen.
     pub python: Option<(PathBuf, &'static str)>,
-    pub torch: Result<Torch, String>,
+    pub torch: Result<Torch, NoTorch>,
 }
 
 /// Finds the interpreter and its torch.
@@ -47,10 +69,8 @@ pub fn locate(input: &Input) -> PythonEnv {
     let python = input
         .python
         .map(|p| {
-            (
-                std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
-                "--python",
-            )
+            let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+            (inside_root(input, abs), "--python")
         })
         .or_else(|| {
             input
@@ -63,13 +83,32 @@ pub fn locate(input: &Input) -> PythonEnv {
     let Some((py, _)) = &python else {
         return PythonEnv {
             python,
-            torch: Err(
+            torch: Err(NoTorch::Interpreter(
                 "no Python interpreter: no --python, no VIRTUAL_ENV, no python3 on PATH".into(),
-            ),
+            )),
         };
     };
     let torch = find_torch(input, py);
     PythonEnv { python, torch }
+}
+
+/// `abs` as the root's machine names it: a path already below `--root` (this machine's name
+/// for it) loses the root's prefix; any other is taken to be inside the root already.
+fn inside_root(input: &Input, abs: PathBuf) -> PathBuf {
+    if input.root.is_host() {
+        return abs;
+    }
+    let base = input.root.base();
+    let canonical = std::fs::canonicalize(base).ok();
+    [Some(base.to_path_buf()), canonical]
+        .into_iter()
+        .flatten()
+        .find_map(|b| {
+            abs.strip_prefix(&b)
+                .ok()
+                .map(|rel| Path::new("/").join(rel))
+        })
+        .unwrap_or(abs)
 }
 
 /// The first `name` in the directories of `$PATH`, below the root.
@@ -78,11 +117,12 @@ fn on_path(input: &Input, name: &str) -> Option<PathBuf> {
     path.split(':')
         .filter(|d| d.starts_with('/'))
         .map(|d| Path::new(d).join(name))
-        .find(|p| input.root.path(&p.to_string_lossy()).is_file())
+        .find(|p| below(input, p).is_file())
 }
 
+/// `p`, a path as the root's machine names it, on this machine, links followed inside the root.
 fn below(input: &Input, p: &Path) -> PathBuf {
-    input.root.path(&p.to_string_lossy())
+    input.root.resolve(&input.root.path(&p.to_string_lossy()))
 }
 
 /// `dir/<pattern prefix>*/<tail>` for entries whose name starts with `prefix`, sorted
@@ -165,9 +205,18 @@ fn torch_in(sites: &[PathBuf]) -> Option<Torch> {
         .map(read_torch)
 }
 
-fn find_torch(input: &Input, python: &Path) -> Result<Torch, String> {
-    if !below(input, python).exists() {
-        return Err(format!("{} does not exist", python.display()));
+fn find_torch(input: &Input, python: &Path) -> Result<Torch, NoTorch> {
+    let at = below(input, python);
+    if !at.exists() {
+        return Err(NoTorch::Interpreter(if input.root.is_host() {
+            format!("{} does not exist", python.display())
+        } else {
+            format!(
+                "{} does not exist inside --root (looked for {})",
+                python.display(),
+                at.display()
+            )
+        }));
     }
     let user = input.host.user();
     let home = home_of(input, user.uid).or_else(|| input.host.var("HOME").map(PathBuf::from));
@@ -182,11 +231,11 @@ fn find_torch(input: &Input, python: &Path) -> Result<Torch, String> {
             sites.extend(system_sites(input, home));
         }
         return torch_in(&sites).ok_or_else(|| {
-            format!(
+            NoTorch::Module(format!(
                 "no torch in the venv {} (site-packages{})",
                 input.show(&venv),
                 if system { " and the system's" } else { "" }
-            )
+            ))
         });
     }
     let mut why = String::new();
@@ -194,20 +243,20 @@ fn find_torch(input: &Input, python: &Path) -> Result<Torch, String> {
         match input.host.find_torch(python).and_then(|o| parse_answer(&o)) {
             Ok(Some(dir)) => return Ok(read_torch(dir)),
             Ok(None) => {
-                return Err(format!(
+                return Err(NoTorch::Module(format!(
                     "{} finds no torch module on its sys.path",
                     python.display()
-                ));
+                )));
             }
             Err(e) => why = format!(" ({e}; searched the usual directories instead)"),
         }
     }
     let sites = system_sites(input, home);
     torch_in(&sites).ok_or_else(|| {
-        format!(
+        NoTorch::Module(format!(
             "no torch for {}{why} in ~/.local/lib/python3*/site-packages, /usr/local/lib/python3*, /usr/lib/python3*",
             python.display()
-        )
+        ))
     })
 }
 
@@ -247,8 +296,19 @@ pub fn version_field(text: &str, name: &str) -> Option<String> {
     })
 }
 
-/// The one-line fix that keeps the GPU training: a PyTorch built for gfx101X.
-pub const INSTALL_TORCH: &str = "install a ROCm PyTorch with gfx101X code: TheRock's gfx101X wheels (python -m venv ~/rocm-venv; ~/rocm-venv/bin/pip install --index-url https://rocm.nightlies.amd.com/v2/gfx101X-dgpu/ torch) or your distribution's ROCm build (Arch: python-pytorch-rocm)";
+/// TheRock's gfx101X wheels, installed into a venv of their own.
+const THEROCK_WHEELS: &str = "TheRock's gfx101X wheels (python3 -m venv ~/rocm-venv; ~/rocm-venv/bin/pip install --index-url https://rocm.nightlies.amd.com/v2/gfx101X-dgpu/ torch)";
+
+/// The one-line fix that keeps the GPU training: a PyTorch built for gfx101X, said for the
+/// root's distribution (Debian has no ROCm PyTorch of its own: the wheel is the answer).
+pub fn install_torch(input: &Input) -> String {
+    match input.distro().no_rocm_torch() {
+        Some(why) => format!("{why}: install {THEROCK_WHEELS}"),
+        None => format!(
+            "install a ROCm PyTorch with gfx101X code: {THEROCK_WHEELS} or your distribution's ROCm build (Arch: python-pytorch-rocm)"
+        ),
+    }
+}
 
 pub fn checks(input: &Input) -> Vec<Check> {
     vec![torch_check(input, &input.stack().python)]
@@ -266,8 +326,16 @@ fn torch_check(input: &Input, env: &PythonEnv) -> Check {
     let who = format!("{} (from {how})", py.display());
     let t = match &env.torch {
         Ok(t) => t,
-        Err(e) => {
-            return Check::warn(id, format!("{who}: {e}"), INSTALL_TORCH);
+        Err(NoTorch::Interpreter(e)) => {
+            let fix = if input.root.is_host() {
+                "pass --python with the interpreter you train with (e.g. ~/rocm-venv/bin/python), or activate its venv"
+            } else {
+                "pass --python as the root's machine names the interpreter (e.g. /home/you/rocm-venv/bin/python)"
+            };
+            return Check::warn(id, format!("{who}: {e}"), fix);
+        }
+        Err(e @ NoTorch::Module(_)) => {
+            return Check::warn(id, format!("{who}: {e}"), install_torch(input));
         }
     };
     let v = t.version.as_deref().unwrap_or("of unknown version");
@@ -277,12 +345,12 @@ fn torch_check(input: &Input, env: &PythonEnv) -> Check {
         (None, Some(cuda)) => Check::fail(
             id,
             format!("{who}: torch {v} at {at} is a CUDA build (CUDA {cuda}): it cannot use an AMD GPU"),
-            INSTALL_TORCH,
+            install_torch(input),
         ),
         (None, None) => Check::fail(
             id,
             format!("{who}: torch {v} at {at} is a CPU-only build (torch.version.hip is None): it never uses the GPU"),
-            INSTALL_TORCH,
+            install_torch(input),
         ),
     }
 }
@@ -416,6 +484,57 @@ mod tests {
         assert_check(&c, Status::Warn, &["no torch in the venv /e"]);
         let (_, c) = run(&t, &host, Some("/nowhere/bin/python"));
         assert_check(&c, Status::Warn, &["/nowhere/bin/python does not exist"]);
+    }
+
+    #[test]
+    fn debian_is_told_plainly_it_has_no_rocm_pytorch() {
+        let t = Tree::new();
+        t.write(
+            "etc/os-release",
+            "PRETTY_NAME=\"Debian GNU/Linux forky/sid\"\nID=debian\nVERSION_CODENAME=forky\n",
+        );
+        t.write("usr/bin/python3", "");
+        t.write("usr/lib/python3/dist-packages/torch/__init__.py", "");
+        t.write(
+            "usr/lib/python3/dist-packages/torch/version.py",
+            "__version__ = '2.14.1'\ncuda: Optional[str] = None\nhip: Optional[str] = None\n",
+        );
+        let host = FakeHost::default().with_var("PATH", "/usr/bin");
+        let (_, c) = run(&t, &host, None);
+        assert_check(
+            &c,
+            Status::Fail,
+            &["CPU-only", "/usr/lib/python3/dist-packages"],
+        );
+        let fix = c.fix.unwrap();
+        assert!(fix.contains("Debian packages no ROCm PyTorch"), "{fix}");
+        assert!(fix.contains("gfx101X"), "{fix}");
+        assert!(!fix.contains("your distribution's ROCm build"), "{fix}");
+        // No torch at all on Debian: the same plain answer.
+        std::fs::remove_dir_all(t.path("usr/lib/python3")).unwrap();
+        let (_, c) = run(&t, &host, None);
+        assert!(c.fix.unwrap().contains("Debian packages no ROCm PyTorch"));
+    }
+
+    #[test]
+    fn python_under_root_is_a_path_inside_the_root() {
+        let t = Tree::new();
+        venv(&t, "home/u/v", ROCM_VERSION_PY);
+        // As the root's machine names it.
+        let (_, c) = run(&t, &FakeHost::default(), Some("/home/u/v/bin/python"));
+        assert_check(&c, Status::Ok, &["HIP 7.10"]);
+        // As this machine names it (a path that already lies below --root): the same.
+        let host_path = t.path("home/u/v/bin/python");
+        let (_, c) = run(&t, &FakeHost::default(), Some(host_path.to_str().unwrap()));
+        assert_check(&c, Status::Ok, &["HIP 7.10"]);
+        // Missing: the message says where it was looked for, and the fix is about --python.
+        let (_, c) = run(&t, &FakeHost::default(), Some("/nowhere/bin/python"));
+        assert_check(&c, Status::Warn, &["does not exist", "inside --root"]);
+        let fix = c.fix.unwrap();
+        assert!(
+            fix.contains("--python") && !fix.contains("install"),
+            "{fix}"
+        );
     }
 
     #[test]

@@ -10,20 +10,23 @@
 //! override is judged against the code objects torch loads when there is a ROCm torch.
 //!
 //! Every check judges the target the GPU runs once `rocm.hsa_override` is satisfied
-//! ([`torch_libs::wanted`]), so no check says ok about a target another says is wrong.
+//! ([`planned`]), so no check says ok about a target another says is wrong, and no two fixes
+//! pull different ways (a gfx1012 with only gfx1010 code: set 10.1.0, never "install another
+//! rocBLAS"). Symbolic links are followed inside `--root` (`/opt/rocm` is an absolute link
+//! through `/etc/alternatives` on AMD's packages).
 
 use std::path::{Path, PathBuf};
 
 use rdna1_mtype_shared::devices::Rdna1Chip;
 
-use super::python::INSTALL_TORCH;
+use super::python::install_torch;
 use super::torch_libs::{self, Kind};
 use super::{Check, Claim, Input};
 
 /// ROCm roots: `/opt/rocm` (a symlink to the default release) first, then `/opt/rocm-*`.
 fn rocm_roots(input: &Input) -> Vec<PathBuf> {
     let mut roots = Vec::new();
-    let main = input.root.path("/opt/rocm");
+    let main = input.root.resolve(&input.root.path("/opt/rocm"));
     if main.is_dir() {
         roots.push(main);
     }
@@ -32,7 +35,7 @@ fn rocm_roots(input: &Input) -> Vec<PathBuf> {
         .flatten()
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().starts_with("rocm-"))
-        .map(|e| e.path())
+        .map(|e| input.root.resolve(&e.path()))
         .collect();
     versioned.sort();
     versioned.reverse();
@@ -118,7 +121,7 @@ pub fn override_target(value: &str) -> Option<String> {
 fn rocblas_dirs(input: &Input) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(p) = input.host.var("ROCBLAS_TENSILE_LIBPATH") {
-        dirs.push(input.root.path(&p));
+        dirs.push(input.root.resolve(&input.root.path(&p)));
     }
     for r in rocm_roots(input) {
         dirs.push(r.join("lib/rocblas/library"));
@@ -127,19 +130,89 @@ fn rocblas_dirs(input: &Input) -> Vec<PathBuf> {
         dirs.extend(children_with(&triplet, "library"));
     }
     dirs.push(input.root.path("/usr/lib64/rocblas/library"));
+    let dirs: Vec<PathBuf> = dirs.iter().map(|d| input.root.resolve(d)).collect();
+    let mut dirs = dirs;
     dirs.retain(|d| d.is_dir());
     dedup_canonical(&mut dirs);
     dirs
 }
 
-/// The targets for messages, saying when they come from the override.
-fn wanted(input: &Input, targets: &[String]) -> String {
+/// The target a GPU's code objects are judged for, and why.
+pub struct Planned {
+    pub target: String,
+    /// gfx1010 because HSA_OVERRIDE_GFX_VERSION=10.1.0 is what `rocm.hsa_override` asks for
+    /// (a gfx1011/gfx1012 whose libraries have gfx1010 code and none of its own).
+    pub by_fix: bool,
+}
+
+/// The target ROCm runs on a GPU whose own target is `own` once `rocm.hsa_override` is
+/// satisfied: the override's when it is `own` or gfx1010 (the one override that suits
+/// RDNA1); else gfx1010 when the code objects in use have gfx1010's and not `own`'s (that
+/// check then asks for 10.1.0); else `own` (any other override is to be unset).
+pub fn planned(input: &Input, own: &str) -> Planned {
+    let over = input
+        .host
+        .var("HSA_OVERRIDE_GFX_VERSION")
+        .and_then(|v| override_target(&v));
+    match over {
+        Some(t) if t == own || t == "gfx1010" => Planned {
+            target: t,
+            by_fix: false,
+        },
+        _ => Planned {
+            by_fix: needs_gfx1010(input, own, &rocblas_dirs(input)).is_some(),
+            target: own.to_owned(),
+        }
+        .gfx1010_if_by_fix(),
+    }
+}
+
+impl Planned {
+    fn gfx1010_if_by_fix(self) -> Planned {
+        if self.by_fix {
+            Planned {
+                target: "gfx1010".into(),
+                by_fix: true,
+            }
+        } else {
+            self
+        }
+    }
+}
+
+/// For a gfx1011/gfx1012 `own`: the claims showing the code in use lacks `own` and has
+/// gfx1010's, when that is so.
+fn needs_gfx1010(input: &Input, own: &str, rocblas: &[PathBuf]) -> Option<Vec<Claim>> {
+    if own == "gfx1010" {
+        return None;
+    }
+    match (
+        code_for(input, own, rocblas),
+        code_for(input, "gfx1010", rocblas),
+    ) {
+        (Some((false, mut c1)), Some((true, c2))) => {
+            c1.extend(c2);
+            Some(c1)
+        }
+        _ => None,
+    }
+}
+
+/// The targets for messages, saying when they come from the override or its fix.
+pub fn describe(input: &Input, targets: &[String]) -> String {
     let list = targets.join("/");
     let over = input
         .host
         .var("HSA_OVERRIDE_GFX_VERSION")
         .and_then(|v| override_target(&v));
-    if over.is_some_and(|o| targets.contains(&o)) {
+    let by_fix = input
+        .facts
+        .rdna1()
+        .iter()
+        .any(|(_, c)| planned(input, c.gfx_target()).by_fix);
+    if by_fix {
+        format!("{list} (what the GPU runs with HSA_OVERRIDE_GFX_VERSION=10.1.0, as rocm.hsa_override says)")
+    } else if over.is_some_and(|o| targets.contains(&o)) {
         format!("{list} (the HSA_OVERRIDE_GFX_VERSION target)")
     } else {
         list
@@ -164,11 +237,47 @@ fn version_check(input: &Input) -> Check {
             return Check::ok(id, format!("ROCm {v} in {}", input.show(&r)));
         }
     }
+    // A distribution's ROCm has no .info/version: its HIP runtime's file name carries the
+    // version (Debian's libamdhip64.so.7.2.53211, Fedora's in /usr/lib64).
+    if let Some((dir, version)) = distribution_hip(input) {
+        let by = match input.distro() {
+            super::distro::Distro::Debian => " (Debian's packages)",
+            super::distro::Distro::Ubuntu => " (Ubuntu's packages)",
+            super::distro::Distro::Fedora => " (Fedora's packages)",
+            super::distro::Distro::Arch => " (Arch's packages)",
+            super::distro::Distro::Other => "",
+        };
+        return Check::ok(
+            id,
+            format!(
+                "the distribution's ROCm{by}: HIP runtime libamdhip64.so.{version} in {}",
+                input.show(&dir)
+            ),
+        );
+    }
     Check::warn(
         id,
-        "no /opt/rocm*/.info/version: no ROCm from AMD's packages (a distribution's ROCm or a PyTorch wheel's bundled one may still be in use)",
-        "install ROCm (amdgpu-install or your distribution's rocm packages) unless PyTorch brings its own",
+        "no ROCm found: no /opt/rocm*/.info/version (AMD's packages) and no libamdhip64.so in /usr/lib/*, /usr/lib64 (a distribution's); a PyTorch wheel brings its own",
+        "nothing to install if you train with a ROCm PyTorch wheel (see python.torch); other ROCm programs need ROCm (amdgpu-install, or your distribution's HIP runtime: Debian libamdhip64-6, Fedora hip-runtime-amd, Arch hip-runtime-amd)",
     )
+}
+
+/// The directory and version of a distribution's HIP runtime: the longest-named
+/// `libamdhip64.so.X.Y.Z` in /usr/lib/<triplet> or /usr/lib64.
+fn distribution_hip(input: &Input) -> Option<(PathBuf, String)> {
+    let mut dirs = children_with(&input.root.path("/usr/lib"), "");
+    dirs.push(input.root.path("/usr/lib64"));
+    dirs.iter().find_map(|d| {
+        let mut v: Vec<String> = file_names(d)
+            .into_iter()
+            .filter_map(|n| n.strip_prefix("libamdhip64.so.").map(str::to_owned))
+            .filter(|v| v.split('.').all(|p| p.parse::<u64>().is_ok()))
+            .collect();
+        v.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        let found = v.into_iter().next()?;
+        // Without the trailing slash children_with's "" left, for messages.
+        Some((d.components().collect::<PathBuf>(), found))
+    })
 }
 
 /// Whether the code objects ROCm will load for this user carry `target`: torch's kernels and
@@ -202,14 +311,7 @@ fn override_check(input: &Input, rocblas: &[PathBuf]) -> Check {
         // gfx1011/gfx1012 without their own code objects but with gfx1010's: 10.1.0 helps.
         for chip in &chips {
             let own = chip.gfx_target();
-            if own == "gfx1010" {
-                continue;
-            }
-            if let (Some((false, mut c1)), Some((true, c2))) = (
-                code_for(input, own, rocblas),
-                code_for(input, "gfx1010", rocblas),
-            ) {
-                c1.extend(c2);
+            if let Some(c1) = needs_gfx1010(input, own, rocblas) {
                 return Check::warn(
                     id,
                     format!("HSA_OVERRIDE_GFX_VERSION unset, and the libraries have no {own} code objects but gfx1010's"),
@@ -256,17 +358,24 @@ fn override_check(input: &Input, rocblas: &[PathBuf]) -> Check {
                 ),
             }
         } else {
-            let (fix, claims) = match code_for(input, own, rocblas) {
-                Some((true, claims)) => (
+            let (fix, claims) = match (
+                needs_gfx1010(input, own, rocblas),
+                code_for(input, own, rocblas),
+            ) {
+                (Some(claims), _) => (
+                    format!("set HSA_OVERRIDE_GFX_VERSION=10.1.0 instead: the libraries in use have gfx1010 code objects and none of {own}'s, and gfx1010 code runs on {own} (a subset of its ISA)"),
+                    claims,
+                ),
+                (None, Some((true, claims))) => (
                     format!("unset HSA_OVERRIDE_GFX_VERSION: the libraries in use already have {own} code objects"),
                     claims,
                 ),
-                Some((false, claims)) => (
-                    format!("unset HSA_OVERRIDE_GFX_VERSION and {INSTALL_TORCH}"),
+                (None, Some((false, claims))) => (
+                    format!("unset HSA_OVERRIDE_GFX_VERSION and {}", install_torch(input)),
                     claims,
                 ),
-                None => (
-                    format!("unset HSA_OVERRIDE_GFX_VERSION and {INSTALL_TORCH}"),
+                (None, None) => (
+                    format!("unset HSA_OVERRIDE_GFX_VERSION and {}", install_torch(input)),
                     Vec::new(),
                 ),
             };
@@ -293,10 +402,10 @@ fn rocblas_check(input: &Input, targets: &[String], dirs: &[PathBuf]) -> Check {
         return Check::warn(
             id,
             "no rocBLAS library directory found (/opt/rocm*/lib/rocblas/library, /usr/lib/*/rocblas/*/library, /usr/lib64/rocblas/library); PyTorch wheels bundle their own in torch/lib/rocblas/library, not checked",
-            "install rocBLAS (rocblas / librocblas0) if PyTorch does not bring its own",
+            format!("{} if PyTorch does not bring its own", input.distro().rocblas_package()),
         );
     }
-    let want = wanted(input, targets);
+    let want = describe(input, targets);
     let (with, without): (Vec<&PathBuf>, Vec<&PathBuf>) = dirs.iter().partition(|d| {
         let names = file_names(d);
         targets
@@ -330,13 +439,13 @@ fn rocblas_check(input: &Input, targets: &[String], dirs: &[PathBuf]) -> Check {
         Check::warn(
             id,
             format!("the system rocBLAS in {} has no {want} code objects; your torch brings its own (see torch.rocblas), but other ROCm programs fail", list(&without)),
-            "install a rocBLAS built for gfx1010/gfx1012 (AMD's packages, Debian/Ubuntu librocblas0, Fedora rocblas) for programs other than torch",
+            format!("for programs other than torch, a rocBLAS built for gfx1010: {}", input.distro().rocblas_package()),
         )
     } else if with.is_empty() {
         Check::fail(
             id,
             format!("rocBLAS in {} has no {want} code objects: it fails with \"Cannot read TensileLibrary\" or hipErrorNoBinaryForGpu", list(&without)),
-            "install a rocBLAS built for gfx1010/gfx1012 (AMD's packages, Debian/Ubuntu librocblas0, Fedora rocblas) or build it with -DAMDGPU_TARGETS=gfx1010",
+            format!("a rocBLAS built for gfx1010: {} (or build rocBLAS with -DAMDGPU_TARGETS=gfx1010)", input.distro().rocblas_package()),
         )
     } else {
         Check::warn(
@@ -364,7 +473,7 @@ fn miopen_check(input: &Input, targets: &[String]) -> Check {
         return Check::warn(
             id,
             "no libMIOpen.so in /opt/rocm*/lib, /usr/lib/*, /usr/lib64; PyTorch wheels bundle their own MIOpen in torch/lib, not checked",
-            "install MIOpen (miopen-hip / libmiopen) if PyTorch does not bring its own",
+            format!("{} if PyTorch does not bring its own", input.distro().miopen_package()),
         );
     }
     let mut db_dirs: Vec<PathBuf> = roots.iter().map(|r| r.join("share/miopen/db")).collect();
@@ -375,7 +484,7 @@ fn miopen_check(input: &Input, targets: &[String]) -> Check {
         .flat_map(|d| file_names(d))
         .filter(|n| targets.iter().any(|t| n.starts_with(t.as_str())))
         .collect();
-    let want = wanted(input, targets);
+    let want = describe(input, targets);
     if found.is_empty() {
         Check::warn(
             id,

@@ -17,8 +17,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::python::{self, PythonEnv, INSTALL_TORCH};
-use super::rocm::{file_names, names_for, override_target};
+use super::python::{self, install_torch, PythonEnv};
+use super::rocm::{self, file_names, names_for};
 use super::{codeobj, Check, Claim, Input};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +72,7 @@ impl Stack {
     pub fn gather(input: &Input) -> Stack {
         let python = python::locate(input);
         let libs = match &python.torch {
-            Ok(t) if t.hip.is_some() => libraries(&t.dir),
+            Ok(t) if t.hip.is_some() => libraries(input, &t.dir),
             _ => Vec::new(),
         };
         Stack { python, libs }
@@ -112,8 +112,8 @@ pub fn covers(targets: &BTreeSet<String>, target: &str) -> bool {
 
 /// Where the ROCm libraries of a torch at `torch_dir` live: `torch/lib`, then TheRock's
 /// sibling `_rocm_sdk_libraries_*/lib` and `_rocm_sdk_core/lib`.
-fn lib_dirs(torch_dir: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![torch_dir.join("lib")];
+fn lib_dirs(input: &Input, torch_dir: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![input.root.resolve(&torch_dir.join("lib"))];
     if let Some(site) = torch_dir.parent() {
         let mut sdk: Vec<PathBuf> = std::fs::read_dir(site)
             .into_iter()
@@ -123,7 +123,7 @@ fn lib_dirs(torch_dir: &Path) -> Vec<PathBuf> {
                 let n = e.file_name().to_string_lossy().into_owned();
                 n.starts_with("_rocm_sdk_libraries_") || n == "_rocm_sdk_core"
             })
-            .map(|e| e.path().join("lib"))
+            .map(|e| input.root.resolve(&e.path().join("lib")))
             .filter(|p| p.is_dir())
             .collect();
         sdk.sort();
@@ -132,10 +132,11 @@ fn lib_dirs(torch_dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-fn libraries(torch_dir: &Path) -> Vec<Lib> {
-    let dirs = lib_dirs(torch_dir);
+fn libraries(input: &Input, torch_dir: &Path) -> Vec<Lib> {
+    let dirs = lib_dirs(input, torch_dir);
     let mut libs = Vec::new();
-    let kernels = torch_dir.join("lib/libtorch_hip.so");
+    // A distribution's torch links its libraries from elsewhere (`-> /usr/lib/...`).
+    let kernels = input.root.resolve(&torch_dir.join("lib/libtorch_hip.so"));
     if kernels.is_file() {
         libs.push(elf_lib(Kind::Kernels, kernels));
     }
@@ -143,7 +144,11 @@ fn libraries(torch_dir: &Path) -> Vec<Lib> {
         (Kind::Rocblas, "rocblas/library"),
         (Kind::Hipblaslt, "hipblaslt/library"),
     ] {
-        if let Some(d) = dirs.iter().map(|d| d.join(sub)).find(|d| d.is_dir()) {
+        if let Some(d) = dirs
+            .iter()
+            .map(|d| input.root.resolve(&d.join(sub)))
+            .find(|d| d.is_dir())
+        {
             let targets: BTreeSet<String> = file_names(&d)
                 .iter()
                 .filter(|n| [".co", ".dat", ".hsaco"].iter().any(|x| n.ends_with(x)))
@@ -165,7 +170,7 @@ fn libraries(torch_dir: &Path) -> Vec<Lib> {
             .collect();
         // The real file (libMIOpen.so.1.0.x) has the longest name; the others link to it.
         v.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        v.first().map(|n| d.join(n))
+        v.first().map(|n| input.root.resolve(&d.join(n)))
     });
     if let Some(m) = miopen {
         libs.push(elf_lib(Kind::Miopen, m));
@@ -219,28 +224,14 @@ pub fn targets_in_name(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// The target whose code ROCm loads on `own`: the HSA_OVERRIDE_GFX_VERSION target when it is
-/// gfx1010 (the one override that suits RDNA1), else the GPU's own. Any other override is a
-/// failure of `rocm.hsa_override`, whose fix is to unset it: the libraries are judged for the
-/// target the GPU will run once it is fixed.
-pub fn wanted(input: &Input, own: &str) -> String {
-    match input
-        .host
-        .var("HSA_OVERRIDE_GFX_VERSION")
-        .and_then(|v| override_target(&v))
-    {
-        Some(t) if t == "gfx1010" => t,
-        _ => own.to_owned(),
-    }
-}
-
-/// The wanted targets of every RDNA1 GPU, deduplicated.
+/// The wanted targets of every RDNA1 GPU, deduplicated: the target each runs once
+/// `rocm.hsa_override` is satisfied ([`rocm::planned`]).
 pub fn wanted_all(input: &Input) -> Vec<String> {
     let mut v: Vec<String> = input
         .facts
         .rdna1()
         .iter()
-        .map(|(_, c)| wanted(input, c.gfx_target()))
+        .map(|(_, c)| rocm::planned(input, c.gfx_target()).target)
         .collect();
     v.sort();
     v.dedup();
@@ -278,7 +269,7 @@ fn lib_check(input: &Input, kind: Kind) -> Check {
             Kind::Kernels => Check::fail(
                 id,
                 "torch/lib/libtorch_hip.so not found: this torch has no HIP kernels of its own",
-                INSTALL_TORCH,
+                install_torch(input),
             ),
             Kind::Rocblas | Kind::Miopen => Check::ok(
                 id,
@@ -304,7 +295,7 @@ fn lib_check(input: &Input, kind: Kind) -> Check {
         .filter(|c| !c.present)
         .map(|c| c.target.as_str())
         .collect();
-    let want = targets.join("/");
+    let want = rocm::describe(input, &targets);
     let have = list(&lib.targets);
     let errors = if lib.errors.is_empty() {
         String::new()
@@ -320,7 +311,7 @@ fn lib_check(input: &Input, kind: Kind) -> Check {
             _ => Check::fail(
                 id,
                 format!("{} at {at} has no code objects at all", kind.name()),
-                INSTALL_TORCH,
+                install_torch(input),
             ),
         };
         return c;
@@ -356,7 +347,7 @@ fn lib_check(input: &Input, kind: Kind) -> Check {
         Check::fail(
             id,
             format!("{} at {at} has no {} code objects (targets: {have}): {symptom}; HSA_OVERRIDE_GFX_VERSION=10.3.0 is not a way around it (aperture violations on gfx101X)", kind.name(), missing.join("/")),
-            INSTALL_TORCH,
+            install_torch(input),
         )
     };
     c.claiming(claims)

@@ -264,3 +264,118 @@ fn no_rdna1_means_not_checked() {
         assert_check(&check(&t, &no_env(), id), Status::Warn, &["no RDNA1"]);
     }
 }
+
+const DEBIAN_OS_RELEASE: &str = "PRETTY_NAME=\"Debian GNU/Linux forky/sid\"\nNAME=\"Debian GNU/Linux\"\nVERSION_CODENAME=forky\nID=debian\n";
+
+/// An RX 5500 XT (gfx1012) on Debian sid with experimental's librocblas5, whose code objects
+/// are gfx1010's (no gfx1012 of its own), as issue 25 found it; no torch.
+fn navi14_debian() -> Tree {
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x7340);
+    t.write("etc/os-release", DEBIAN_OS_RELEASE);
+    let lib = "usr/lib/x86_64-linux-gnu/rocblas/5/library";
+    for n in [
+        "TensileLibrary_lazy_gfx1010.dat",
+        "TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_gfx1010.co",
+        "Kernels.so-000-gfx1010.hsaco",
+        "TensileLibrary_lazy_gfx1030.dat",
+    ] {
+        t.write(&format!("{lib}/{n}"), "");
+    }
+    t
+}
+
+#[test]
+fn gfx1012_with_gfx1010_code_gets_one_answer_set_10_1_0() {
+    let t = navi14_debian();
+    // Unset: set 10.1.0, and rocBLAS is judged for the gfx1010 code the GPU then runs.
+    let o = check(&t, &no_env(), "rocm.hsa_override");
+    assert_check(&o, Status::Warn, &["no gfx1012 code objects but gfx1010's"]);
+    assert!(o
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("HSA_OVERRIDE_GFX_VERSION=10.1.0"));
+    let r = check(&t, &no_env(), "rocm.rocblas");
+    assert_check(
+        &r,
+        Status::Ok,
+        &["gfx1010", "HSA_OVERRIDE_GFX_VERSION=10.1.0"],
+    );
+    // 10.3.0 set: the fix is to set 10.1.0 instead, not to unset it and install another.
+    let o = check(&t, &with_override("10.3.0"), "rocm.hsa_override");
+    assert_check(&o, Status::Fail, &["gfx1030 code on a gfx1012"]);
+    let fix = o.fix.as_deref().unwrap();
+    assert!(fix.contains("HSA_OVERRIDE_GFX_VERSION=10.1.0"), "{fix}");
+    assert!(!fix.contains("install"), "{fix}");
+    assert_check(
+        &check(&t, &with_override("10.3.0"), "rocm.rocblas"),
+        Status::Ok,
+        &["gfx1010"],
+    );
+    // 10.1.0 set: everything agrees.
+    assert_check(
+        &check(&t, &with_override("10.1.0"), "rocm.hsa_override"),
+        Status::Ok,
+        &["gfx1010 code on gfx1012"],
+    );
+}
+
+#[test]
+fn package_names_are_the_ones_the_distribution_has() {
+    // Debian sid has librocblas4 (experimental librocblas5), never librocblas0.
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x731f);
+    t.write("etc/os-release", DEBIAN_OS_RELEASE);
+    t.write(
+        "usr/lib/x86_64-linux-gnu/rocblas/5/library/TensileLibrary_lazy_gfx1100.dat",
+        "",
+    );
+    let c = check(&t, &no_env(), "rocm.rocblas");
+    assert_check(&c, Status::Fail, &["no gfx1010 code objects"]);
+    let fix = c.fix.unwrap();
+    assert!(
+        fix.contains("librocblas4") && fix.contains("librocblas5"),
+        "{fix}"
+    );
+    assert!(!fix.contains("librocblas0"), "{fix}");
+    // No rocBLAS at all, and MIOpen's package, on Debian.
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x731f);
+    t.write("etc/os-release", DEBIAN_OS_RELEASE);
+    let c = check(&t, &no_env(), "rocm.rocblas");
+    assert!(!c.fix.unwrap().contains("librocblas0"));
+    let c = check(&t, &no_env(), "rocm.miopen");
+    assert!(c.fix.as_deref().unwrap().contains("libmiopen1"), "{c:?}");
+    // Elsewhere no Debian name is given.
+    let t = tree(&["gfx1100"]);
+    let fix = check(&t, &no_env(), "rocm.rocblas").fix.unwrap();
+    assert!(!fix.contains("librocblas"), "{fix}");
+}
+
+#[test]
+fn a_distributions_rocm_is_a_rocm() {
+    let t = Tree::new();
+    t.write("etc/os-release", DEBIAN_OS_RELEASE);
+    t.write("usr/lib/x86_64-linux-gnu/libamdhip64.so.7.2.53211", "");
+    t.symlink(
+        "usr/lib/x86_64-linux-gnu/libamdhip64.so.7",
+        "libamdhip64.so.7.2.53211",
+    );
+    assert_check(
+        &check(&t, &no_env(), "rocm.version"),
+        Status::Ok,
+        &["7.2.53211", "/usr/lib/x86_64-linux-gnu", "Debian"],
+    );
+    // Fedora's lib64.
+    let t = Tree::new();
+    t.write("usr/lib64/libamdhip64.so.6.4.43484", "");
+    assert_check(
+        &check(&t, &no_env(), "rocm.version"),
+        Status::Ok,
+        &["6.4.43484", "/usr/lib64"],
+    );
+    // None at all: the fix names no package that does not exist.
+    let c = check(&Tree::new(), &no_env(), "rocm.version");
+    assert_check(&c, Status::Warn, &["no ROCm"]);
+}

@@ -234,3 +234,68 @@ fn a_system_rocblas_without_gfx1010_only_warns_when_torch_brings_its_own() {
     let c = run_check(&t, &FakeHost::default(), group, "rocm.rocblas");
     assert_check(&c, Status::Fail, &["no gfx1010"]);
 }
+
+#[test]
+fn absolute_symlinks_resolve_inside_the_root() {
+    // A distribution's torch links its libraries into /usr/lib: below --root, that link must
+    // lead to the root's file, not the host's (where it does not exist).
+    let t = tree_with("venv-gfx101x");
+    let real = "usr/lib/x86_64-linux-gnu/libtorch_hip.so";
+    std::fs::rename(
+        t.path("v/lib/python3.12/site-packages/torch/lib/libtorch_hip.so"),
+        {
+            std::fs::create_dir_all(t.path("usr/lib/x86_64-linux-gnu")).unwrap();
+            t.path(real)
+        },
+    )
+    .unwrap();
+    t.symlink(
+        "v/lib/python3.12/site-packages/torch/lib/libtorch_hip.so",
+        &format!("/{real}"),
+    );
+    assert!(!Path::new(&format!("/{real}")).exists(), "the host has it");
+    let c = run_check(&t, &host(), checks, "torch.kernels");
+    assert_check(&c, Status::Ok, &["gfx10-1-generic"]);
+    // The venv itself reached through an absolute link (/v -> /opt/venvs/v).
+    std::fs::create_dir_all(t.path("opt/venvs")).unwrap();
+    std::fs::rename(t.path("v"), t.path("opt/venvs/v")).unwrap();
+    t.symlink("v", "/opt/venvs/v");
+    let c = run_check(&t, &host(), checks, "torch.kernels");
+    assert_check(&c, Status::Ok, &["gfx10-1-generic"]);
+}
+
+#[test]
+fn gfx1012_with_gfx1010_only_torch_is_judged_for_the_override_fix() {
+    // A wheel with gfx1010 kernels and rocBLAS but none for gfx1012, on an RX 5500 XT:
+    // rocm.hsa_override says set 10.1.0; the library checks judge gfx1010 and agree.
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x7340);
+    let sp = "v/lib/python3.12/site-packages";
+    for (rel, bytes) in venv_fixtures() {
+        if let Some(r) = rel.strip_prefix("venv-gfx101x/") {
+            t.write_bytes(&format!("v/{r}"), &bytes);
+        }
+    }
+    t.write_bytes(
+        &format!("{sp}/torch/lib/libtorch_hip.so"),
+        &build::elf_with_fatbin(&build::plain(&["gfx1010", "gfx1030"])),
+    );
+    let lib = format!("{sp}/_rocm_sdk_libraries_gfx101X_dgpu/lib/rocblas/library");
+    std::fs::remove_file(t.path(&format!("{lib}/TensileLibrary_lazy_gfx1012.dat"))).unwrap();
+    std::fs::remove_file(t.path(&format!("{lib}/Kernels.so-000-gfx1012.hsaco"))).unwrap();
+    let o = run_check(
+        &t,
+        &host(),
+        crate::commands::doctor::rocm::checks,
+        "rocm.hsa_override",
+    );
+    assert_check(&o, Status::Warn, &["no gfx1012 code objects but gfx1010's"]);
+    for id in ["torch.kernels", "torch.rocblas"] {
+        let c = run_check(&t, &host(), checks, id);
+        assert_check(
+            &c,
+            Status::Ok,
+            &["gfx1010", "HSA_OVERRIDE_GFX_VERSION=10.1.0"],
+        );
+    }
+}
