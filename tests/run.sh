@@ -141,6 +141,8 @@ lane_checks() {
 	stage cargo-fmt cargo fmt --all --check || :
 	stage cargo-clippy niced cargo clippy -q --workspace --all-targets --locked -- -D warnings || :
 	stage cargo-test cargo_test || :
+	# The shipped conv2d.py under a real PyTorch without a GPU (Debian's CPU build).
+	stage conv2d-cpu niced "$top/tests/field-kit/conv2d-cpu.sh" || :
 	# kmod's Rust, in the kernel's own style.
 	stage kernel-rustfmt rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/*.rs || :
 	stage bo-copy-check tests/kernel/check-bo-copy.sh || :
