@@ -19,6 +19,7 @@ mod faults;
 mod host;
 mod kconfig;
 mod kfd;
+mod miopen_cache;
 mod noretry;
 mod python;
 mod render;
@@ -189,6 +190,7 @@ pub fn check_all(root: &SysRoot, host: &dyn Host, python: Option<&Path>) -> Vec<
     checks.extend(access::checks(&input));
     checks.extend(visible::checks(&input));
     checks.extend(rocm::checks(&input));
+    checks.extend(miopen_cache::checks(&input));
     checks.extend(python::checks(&input));
     checks.extend(torch_libs::checks(&input));
     checks.extend(faults::checks(&input));

@@ -188,6 +188,12 @@ fn system_sites(input: &Input, user_home: Option<PathBuf>) -> Vec<PathBuf> {
     v
 }
 
+/// The invoking user's home (as the root's machine names it): /etc/passwd below the root,
+/// else `$HOME`.
+pub(super) fn user_home(input: &Input) -> Option<PathBuf> {
+    home_of(input, input.host.user().uid).or_else(|| input.host.var("HOME").map(PathBuf::from))
+}
+
 /// The invoking user's home from /etc/passwd (below the root).
 fn home_of(input: &Input, uid: u32) -> Option<PathBuf> {
     let text = read_small(&input.root.path("/etc/passwd"))?;
@@ -218,8 +224,7 @@ fn find_torch(input: &Input, python: &Path) -> Result<Torch, NoTorch> {
             )
         }));
     }
-    let user = input.host.user();
-    let home = home_of(input, user.uid).or_else(|| input.host.var("HOME").map(PathBuf::from));
+    let home = user_home(input);
     if let Some((venv, cfg)) = venv_cfg(input, python) {
         let mut sites = prefix_sites(&venv);
         let system = cfg.lines().any(|l| {
