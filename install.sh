@@ -18,7 +18,7 @@ die() { say "$*"; exit 1; }
 live() { [ -z "$DESTDIR" ]; }
 # rdna1ctl's subcommands, one man page each (rdna1ctl-NAME.8); a cargo test (cli_contract.rs)
 # keeps this list equal to the command line's.
-commands="status enable disable set apply layout events verify doctor report check-kernel completions man"
+commands="status enable disable set apply layout events verify doctor report search run check-kernel completions man"
 
 # "SOURCE DEST MODE" per line; SOURCE is relative to the tree, or @name for generated files.
 files() {

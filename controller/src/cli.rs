@@ -181,6 +181,32 @@ pub enum Command {
     ///
     /// Example: `sudo -E rdna1ctl report`, `sudo rdna1ctl report -- ./venv/bin/python train.py`
     Report(ReportArgs),
+    /// Find what makes Conv2d train on the GPU: runs the command (default: the shipped Conv2d
+    /// script, which checks its results against a float64 reference) under one configuration
+    /// after another and stops at the first that passes (exit 0, no GPU fault).
+    ///
+    /// Each configuration changes one thing from your environment as it is (with MTYPE off):
+    /// rdna1_mtype in audit or enforce (root only; skipped, saying why, without the module);
+    /// HSA_OVERRIDE_GFX_VERSION removed, or set to the value doctor judges right for the code
+    /// objects present (10.1.0 on a gfx1011/gfx1012 with gfx1010 code; never 10.3.0); a
+    /// private, empty MIOpen cache; MIOPEN_FIND_MODE NORMAL or FAST; each MIOpen solver family
+    /// off (direct, implicit GEMM, GEMM, Winograd, FFT); MIOpen bypassed (PyTorch's own GPU
+    /// convolution). Then, if none passed, the override fix and MTYPE enforce each combined
+    /// with every MIOpen change. Nothing persistent is changed: the policy is put back and the
+    /// private directories removed, also on Ctrl-C; --keep FILE writes the winner for
+    /// `rdna1ctl run`. As root (sudo -E) the command runs as you, as with report. Exits 0
+    /// when a configuration passed, 3 when none did, 1 on an error or Ctrl-C.
+    ///
+    /// Example: `sudo -E rdna1ctl search --keep ~/.config/rdna1-gpu.env`,
+    /// `rdna1ctl search --all -- ./venv/bin/python train.py --steps 10`
+    Search(SearchArgs),
+    /// Run a command with a configuration `search --keep` wrote: its variables set (and
+    /// RDNA1_UNSET's removed), MIOpen bypassed if it says so, and, with RDNA1_MTYPE_MODE, the
+    /// module in that mode for the command's run (root only; put back afterwards). As root the
+    /// command runs as the user who ran sudo. Exits with the command's exit code.
+    ///
+    /// Example: `sudo -E rdna1ctl run --env ~/.config/rdna1-gpu.env -- python3 train.py`
+    Run(RunArgs),
     /// Check whether a kernel can be hooked, from that kernel's own amdgpu BTF: the prototype
     /// of gmc_v10_0_get_vm_pte (Linux 6.18 and later) and every amdgpu member the module
     /// reads. Prints the offsets found, or each difference. Exits 0 if hookable, 3 if not, 1 if
@@ -269,6 +295,54 @@ pub struct ReportArgs {
     pub script: Option<PathBuf>,
     /// The command to run instead of the Conv2d script, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// Options of `rdna1ctl search`.
+#[derive(Args, Debug, Clone)]
+pub struct SearchArgs {
+    /// Run every configuration and rank those that pass (fastest first), instead of stopping
+    /// at the first.
+    #[arg(long)]
+    pub all: bool,
+    /// Stop each run after S seconds (its whole process group is killed).
+    #[arg(long, value_name = "S", default_value = "600", value_parser = parse_timeout, allow_negative_numbers = true)]
+    pub timeout: f64,
+    /// Start no run after S seconds in all.
+    #[arg(long, value_name = "S", default_value = "7200", value_parser = parse_timeout, allow_negative_numbers = true)]
+    pub budget: f64,
+    /// Run at most N configurations.
+    #[arg(long, value_name = "N", default_value = "30", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_runs: u32,
+    /// Write the winning configuration to FILE (an environment file for `rdna1ctl run --env`).
+    #[arg(long, value_name = "FILE")]
+    pub keep: Option<PathBuf>,
+    /// Run the command as NAME (or a numeric uid): needed as real root, where no SUDO_UID or
+    /// PKEXEC_UID says who invoked rdna1ctl. Never root.
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// The Python that runs the default Conv2d script (default: python3 on PATH).
+    #[arg(long, value_name = "PATH", conflicts_with = "command")]
+    pub python: Option<PathBuf>,
+    /// The Conv2d script to run instead of the shipped one.
+    #[arg(long, value_name = "PATH", conflicts_with = "command")]
+    pub script: Option<PathBuf>,
+    /// The command to run instead of the Conv2d script, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// Options of `rdna1ctl run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The configuration `search --keep` wrote.
+    #[arg(long, value_name = "FILE")]
+    pub env: PathBuf,
+    /// Run the command as NAME (or a numeric uid), as root without SUDO_UID. Never root.
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
 }
 

@@ -10,6 +10,7 @@ pub mod exit;
 pub mod gpus;
 pub mod module;
 pub mod output;
+pub mod runner;
 pub mod schema;
 pub mod sysroot;
 pub mod trace;

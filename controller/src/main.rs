@@ -24,7 +24,7 @@ fn init_tracing(verbose: u8, ansi: bool) {
 
 fn main() -> ExitCode {
     // `report` started this process to become the invoking user and exec their command.
-    if let Some(code) = rdna1ctl::commands::report::exec_as::exec_from_env() {
+    if let Some(code) = rdna1ctl::runner::exec_as::exec_from_env() {
         return ExitCode::from(code);
     }
     let stdout_tty = std::io::stdout().is_terminal();

@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::io::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
 use rdna1_mtype_shared::bo::{BoClass, LayoutSource, LayoutStatus};
@@ -242,6 +243,48 @@ pub struct ErrorJson<'a> {
 /// A failed command under `--json`: the `error` document (docs/CLI.md, "Errors").
 pub fn json_error(message: &str, exit_code: u8, out: &mut impl Write) -> Result<()> {
     json("error", &ErrorJson { message, exit_code }, out)
+}
+
+// Dates for documents (`started_at`) and report file names, without a time crate.
+/// Seconds since the epoch as (year, month, day, hour, minute, second), UTC.
+pub fn civil(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days_from_civil, inverted.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (
+        y,
+        m,
+        d,
+        (rem / 3600) as u32,
+        (rem / 60 % 60) as u32,
+        (rem % 60) as u32,
+    )
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `2026-11-24T12:00:00Z` for `secs`.
+pub fn rfc3339(secs: u64) -> String {
+    let (y, mo, d, h, mi, s) = civil(secs);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// Now, in seconds since the epoch.
+pub fn now() -> u64 {
+    now_secs()
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ pub mod events;
 pub mod layout;
 pub mod man;
 pub mod report;
+pub mod run_env;
+pub mod search;
 pub mod set;
 pub mod status;
 pub mod verify;
@@ -40,6 +42,7 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         doc::<events::EventsLostJson>("events-lost"),
         doc::<layout::LayoutJson>("layout"),
         doc::<report::json::ReportJson>("report"),
+        doc::<search::Document>("search"),
         doc::<status::StatusJson>("status"),
         doc::<verify::VerifyJson>("verify"),
         doc::<crate::output::ErrorJson<'static>>("error"),
@@ -61,6 +64,8 @@ pub fn run(ctx: &Ctx, command: Command, out: &mut impl Write) -> Result<Code> {
         Command::Verify(args) => verify::run(ctx, &args, out),
         Command::Doctor(args) => doctor::run(ctx, &args, out),
         Command::Report(args) => report::run(ctx, &args, out),
+        Command::Search(args) => search::run(ctx, &args, out),
+        Command::Run(args) => run_env::run(ctx, &args, out),
         Command::CheckKernel { kver } => check_kernel::run(ctx, kver.as_deref(), out),
         Command::Completions { shell } => {
             // Into memory first: clap_complete panics when its writer fails (a closed pipe).

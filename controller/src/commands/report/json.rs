@@ -1,19 +1,19 @@
 //! The report document (docs/CLI.md, `rdna1ctl report`), written to the file and, under
 //! `--json`, to stdout, in the envelope every command's document has.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use rdna1_mtype_shared::policy::Mode;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::judge::{Judgement, Outcome};
-use super::kmsg::Fault;
 use super::sub::SubDoc;
-use super::user::RunAs;
-use super::workload::Record;
 use crate::output::PolicyJson;
+pub use crate::output::{civil, now, rfc3339};
+pub use crate::runner::document::{RunAsJson, WorkloadJson};
+use crate::runner::kmsg::Fault;
+use crate::runner::user::RunAs;
+use crate::runner::workload::Record;
 
 /// The whole report.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -52,34 +52,6 @@ pub struct ReportJson {
     pub exit_code: u8,
     #[serde(flatten)]
     pub judgement: Judgement,
-}
-
-/// Whom the command runs as, as `run_as` prints it (the schema of
-/// `report::user::RunAs`, which a test below serializes against it).
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct RunAsJson {
-    uid: u32,
-    gid: u32,
-    /// Every group the command gets (the primary one included).
-    groups: Vec<u32>,
-    /// The user's name, or null for a uid the user database does not know.
-    name: Option<String>,
-    /// The user's home directory, if the user database has one.
-    home: Option<String>,
-    /// What named the user: `--user`, `SUDO_UID` or `PKEXEC_UID`.
-    source: String,
-}
-
-/// What the runs execute.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct WorkloadJson {
-    /// The command and its arguments.
-    pub argv: Vec<String>,
-    /// The shipped Conv2d script (no command given).
-    pub default_script: bool,
-    /// `--timeout`: how long one run may take, in seconds.
-    pub timeout_s: f64,
 }
 
 /// One run.
@@ -123,51 +95,10 @@ fn events_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     })
 }
 
-/// Seconds since the epoch as (year, month, day, hour, minute, second), UTC.
-pub fn civil(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's days_from_civil, inverted.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (
-        y,
-        m,
-        d,
-        (rem / 3600) as u32,
-        (rem / 60 % 60) as u32,
-        (rem % 60) as u32,
-    )
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// `2026-11-24T12:00:00Z` for `secs`.
-pub fn rfc3339(secs: u64) -> String {
-    let (y, mo, d, h, mi, s) = civil(secs);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
-}
-
 /// The default file name for `secs`: `rdna1-report-20261124-120000.json`.
 pub fn default_name(secs: u64) -> String {
     let (y, mo, d, h, mi, s) = civil(secs);
     format!("rdna1-report-{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}.json")
-}
-
-/// Now, in seconds since the epoch.
-pub fn now() -> u64 {
-    now_secs()
 }
 
 #[cfg(test)]

@@ -8,42 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::output::JsonNames;
-
-/// How a run that ran went wrong: what tells two failures apart.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct Failure {
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub timed_out: bool,
-    /// GPU page faults in the kernel log during the run.
-    pub faults: usize,
-}
-
-impl Failure {
-    /// `exit 1, 2 GPU faults`, `killed by signal 11`, `timed out`.
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if self.timed_out {
-            parts.push("timed out".to_owned());
-        } else if let Some(s) = self.signal {
-            parts.push(format!("killed by signal {s}"));
-        } else if let Some(c) = self.exit_code {
-            parts.push(format!("exit {c}"));
-        }
-        match self.faults {
-            0 => {}
-            1 => parts.push("1 GPU fault".to_owned()),
-            n => parts.push(format!("{n} GPU faults")),
-        }
-        parts.join(", ")
-    }
-
-    /// The same kind of failure: same end, and GPU faults in both or in neither.
-    fn same_as(&self, o: &Failure) -> bool {
-        (self.exit_code, self.signal, self.timed_out, self.faults > 0)
-            == (o.exit_code, o.signal, o.timed_out, o.faults > 0)
-    }
-}
+pub use crate::runner::workload::Failure;
 
 /// A run's result.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,18 +8,11 @@
 //! documents (`sub`), the policy put back (`policy`), the conclusion (`judge`), the document
 //! (`json`), the text (`render`) and the progress on stderr (`progress`).
 
-pub mod exec_as;
 pub mod json;
-mod judge;
-mod kmsg;
-mod policy;
-mod progress;
+pub mod judge;
 mod render;
-mod script;
 mod sub;
-mod user;
 mod watch;
-mod workload;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -31,46 +24,20 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use rdna1_mtype_shared::policy::Mode;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::cli::ReportArgs;
 use crate::exit::{self, coded, Code};
 use crate::module::control::{self, Device};
 use crate::output;
+use crate::runner::policy::Restore;
+use crate::runner::progress::Progress;
+use crate::runner::user::{self, Invoker, RunAs};
+use crate::runner::{kmsg, script, workload, Signals};
 use crate::trace::tracefs::Tracefs;
 use crate::Ctx;
 use json::{ReportJson, RunJson, WorkloadJson};
 use judge::{Failure, Outcome, Verified};
-use policy::Restore;
-use progress::Progress;
 use sub::SubDoc;
-use user::{Invoker, RunAs};
-
-/// SIGINT, SIGTERM and SIGHUP only raise a flag: the run in progress is ended, the policy put
-/// back and the report written. (Every further one too: the policy must be put back.)
-struct Signals {
-    flag: Arc<AtomicBool>,
-    ids: Vec<signal_hook::SigId>,
-}
-
-impl Signals {
-    fn install() -> Result<Signals> {
-        let flag = Arc::new(AtomicBool::new(false));
-        let mut ids = Vec::new();
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            ids.push(signal_hook::flag::register(sig, Arc::clone(&flag))?);
-        }
-        Ok(Signals { flag, ids })
-    }
-}
-
-impl Drop for Signals {
-    fn drop(&mut self) {
-        for id in self.ids.drain(..) {
-            signal_hook::low_level::unregister(id);
-        }
-    }
-}
 
 /// The report file, created (new, next to its final name) before anything runs, so that a
 /// path that cannot be written fails first; moved into place at the end. Writing root's file

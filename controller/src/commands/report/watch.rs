@@ -14,7 +14,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use super::sub::SubDoc;
-use super::workload::tail_reader;
+use crate::runner::workload::tail_reader;
 use crate::trace::tracefs::INSTANCE_PREFIX;
 
 /// How long verify may take to start tracing, and to stop.

@@ -42,6 +42,42 @@ pub struct Record {
     pub stderr_tail: String,
 }
 
+/// How a run that ran went wrong: what tells two failures apart.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Failure {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    /// GPU page faults in the kernel log during the run.
+    pub faults: usize,
+}
+
+impl Failure {
+    /// `exit 1, 2 GPU faults`, `killed by signal 11`, `timed out`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.timed_out {
+            parts.push("timed out".to_owned());
+        } else if let Some(s) = self.signal {
+            parts.push(format!("killed by signal {s}"));
+        } else if let Some(c) = self.exit_code {
+            parts.push(format!("exit {c}"));
+        }
+        match self.faults {
+            0 => {}
+            1 => parts.push("1 GPU fault".to_owned()),
+            n => parts.push(format!("{n} GPU faults")),
+        }
+        parts.join(", ")
+    }
+
+    /// The same kind of failure: same end, and GPU faults in both or in neither.
+    pub fn same_as(&self, o: &Failure) -> bool {
+        (self.exit_code, self.signal, self.timed_out, self.faults > 0)
+            == (o.exit_code, o.signal, o.timed_out, o.faults > 0)
+    }
+}
+
 /// Reads a pipe to its end, keeping the last [`TAIL`] bytes.
 pub fn tail_reader(mut r: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
@@ -88,11 +124,39 @@ pub fn end_group(child: &mut Child, pgid: Pid) -> Option<ExitStatus> {
     child.wait().ok()
 }
 
+/// Variables to set and to remove for a command, beyond what [`RunAs::command`] does.
+#[derive(Clone, Debug, Default)]
+pub struct EnvChanges {
+    pub set: Vec<(OsString, OsString)>,
+    pub unset: Vec<OsString>,
+}
+
 /// Runs `argv` as `user` (None: as this process, for tests), with stdin from /dev/null, until
 /// it exits, `timeout` passes or `stop` is raised. `progress` gets a tick every second.
 pub fn run(
     argv: &[OsString],
     user: Option<&RunAs>,
+    timeout: Duration,
+    stop: &AtomicBool,
+    progress: &mut Progress,
+    label: &str,
+) -> Record {
+    run_with(
+        argv,
+        user,
+        &EnvChanges::default(),
+        timeout,
+        stop,
+        progress,
+        label,
+    )
+}
+
+/// [`run`] with `env` applied to the command's environment.
+pub fn run_with(
+    argv: &[OsString],
+    user: Option<&RunAs>,
+    env: &EnvChanges,
     timeout: Duration,
     stop: &AtomicBool,
     progress: &mut Progress,
@@ -112,6 +176,12 @@ pub fn run(
             cmd
         }
     };
+    for k in &env.unset {
+        cmd.env_remove(k);
+    }
+    for (k, v) in &env.set {
+        cmd.env(k, v);
+    }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

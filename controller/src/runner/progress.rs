@@ -1,10 +1,12 @@
-//! What the report is doing, on stderr: on a terminal one line kept up to date while a run
+//! What a command (report, search) is doing, on stderr: on a terminal one line kept up to date while a run
 //! goes on; otherwise (a file, a pipe, a CI log) plain lines, one per step and result.
 
 use std::io::Write;
 
 pub struct Progress {
     out: Box<dyn Write>,
+    /// `rdna1ctl report`, `rdna1ctl search`: each line's prefix.
+    who: &'static str,
     tty: bool,
     /// A live line is on the terminal (to be cleared before the next line).
     live: bool,
@@ -14,6 +16,7 @@ impl Progress {
     pub fn new(out: Box<dyn Write>, tty: bool) -> Progress {
         Progress {
             out,
+            who: "rdna1ctl report",
             tty,
             live: false,
         }
@@ -27,6 +30,12 @@ impl Progress {
         Progress::new(Box::new(std::io::stderr()), tty)
     }
 
+    /// The same, its lines prefixed with `who` (`rdna1ctl search`).
+    pub fn named(mut self, who: &'static str) -> Progress {
+        self.who = who;
+        self
+    }
+
     fn clear(&mut self) {
         if self.live {
             let _ = write!(self.out, "\r\x1b[K");
@@ -38,7 +47,7 @@ impl Progress {
     pub fn line(&mut self, text: &str) {
         self.clear();
         // Progress is a courtesy: a closed stderr does not stop the report.
-        let _ = writeln!(self.out, "rdna1ctl report: {text}");
+        let _ = writeln!(self.out, "{}: {text}", self.who);
         let _ = self.out.flush();
     }
 
@@ -47,7 +56,7 @@ impl Progress {
         if !self.tty {
             return;
         }
-        let _ = write!(self.out, "\r\x1b[Krdna1ctl report: {text}");
+        let _ = write!(self.out, "\r\x1b[K{}: {text}", self.who);
         let _ = self.out.flush();
         self.live = true;
     }

@@ -1,0 +1,69 @@
+//! `rdna1ctl search`'s document (`--json`): the arms, each run, and what to keep.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::arms::Arm;
+use crate::output::PolicyJson;
+use crate::runner::document::{RunAsJson, WorkloadJson};
+use crate::runner::kmsg::Fault;
+use crate::runner::user::RunAs;
+use crate::runner::workload::Record;
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchJson {
+    pub rdna1ctl_version: &'static str,
+    /// When the search started, UTC.
+    pub started_at: String,
+    /// Who ran the command (null: rdna1ctl's own user, when not run as root).
+    #[schemars(with = "Option<RunAsJson>")]
+    pub run_as: Option<RunAs>,
+    pub workload: WorkloadJson,
+    /// Why the module's arms (MTYPE audit, enforce) are skipped; null if they can run.
+    pub module_skipped: Option<String>,
+    /// `--max-runs`, `--budget`, `--all`.
+    pub max_runs: u32,
+    pub budget_s: f64,
+    pub all: bool,
+    /// The policy found before (null without the module) and whether it was put back.
+    pub policy_before: Option<PolicyJson>,
+    pub policy_restored: Option<bool>,
+    /// Every arm planned, in order, with its run (if it ran).
+    pub arms: Vec<ArmJson>,
+    /// The first arm that passed, if one did.
+    pub winner: Option<String>,
+    /// The arms that passed, fastest first (steps/s of the shipped script, else run time).
+    pub ranking: Vec<String>,
+    /// Why the search ended where it did: `first pass`, `all arms run`, `--max-runs reached`,
+    /// `--budget spent`, `interrupted`.
+    pub ended: String,
+    /// The winning configuration as environment-file lines (`rdna1ctl run --env FILE`).
+    pub keep_lines: Vec<String>,
+    /// The file written with `--keep`, if any.
+    pub kept_to: Option<String>,
+    /// What the runs show, for the owner.
+    pub verdict: String,
+    /// Whether MTYPE had anything to do with it.
+    pub mtype_verdict: String,
+    pub error: Option<String>,
+    pub exit_code: u8,
+}
+
+/// One arm and its run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ArmJson {
+    #[serde(flatten)]
+    pub arm: Arm,
+    /// `pass`, `fail`, `skipped` or `not_run` (after the search ended).
+    pub outcome: &'static str,
+    /// How it failed, in words, if it did.
+    pub failure: Option<String>,
+    pub record: Option<Record>,
+    /// amdgpu page faults the kernel log showed during the run.
+    pub faults: Vec<Fault>,
+    pub kmsg_error: Option<String>,
+    /// The shipped script's JSON line (`ok`, `correct`, `max_rel_error`, `steps_per_s`, ...);
+    /// null for a command of the owner's, whose numbers are not checked.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub conv2d: Option<serde_json::Value>,
+}

@@ -1,0 +1,69 @@
+//! The search as text: one line per arm, then the verdicts and what to keep.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::json::SearchJson;
+
+pub fn human(doc: &SearchJson, out: &mut impl Write) -> Result<()> {
+    for a in &doc.arms {
+        let detail = match a.outcome {
+            "skipped" => a.arm.skipped.clone().unwrap_or_default(),
+            "not_run" => "not run".into(),
+            _ => {
+                let mut d = a.failure.clone().unwrap_or_default();
+                if let Some(r) = &a.record {
+                    d = if d.is_empty() {
+                        format!("{:.1} s", r.duration_s)
+                    } else {
+                        format!("{d}, {:.1} s", r.duration_s)
+                    };
+                }
+                if let Some(s) = a.conv2d.as_ref().and_then(|c| c.get("steps_per_s")) {
+                    d.push_str(&format!(", {s} steps/s"));
+                }
+                d
+            }
+        };
+        writeln!(out, "{:<8} {:<36} {detail}", a.outcome, a.arm.id)?;
+    }
+    writeln!(out)?;
+    writeln!(out, "{}", doc.verdict)?;
+    writeln!(out, "{}", doc.mtype_verdict)?;
+    writeln!(out, "search ended: {}", doc.ended)?;
+    if doc.ranking.len() > 1 {
+        writeln!(out, "passed, fastest first: {}", doc.ranking.join(", "))?;
+    }
+    if !doc.keep_lines.is_empty() {
+        writeln!(out)?;
+        match &doc.kept_to {
+            Some(p) => writeln!(out, "kept in {p}:")?,
+            None => writeln!(
+                out,
+                "to keep it, run again with --keep FILE (nothing was written), or save these lines:"
+            )?,
+        }
+        for l in &doc.keep_lines {
+            writeln!(out, "  {l}")?;
+        }
+        let file = doc.kept_to.as_deref().unwrap_or("FILE");
+        let sudo = if doc
+            .keep_lines
+            .iter()
+            .any(|l| l.starts_with("RDNA1_MTYPE_MODE="))
+        {
+            "sudo -E "
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "then: {sudo}rdna1ctl run --env {file} -- python3 train.py"
+        )?;
+    }
+    if let Some(e) = &doc.error {
+        writeln!(out, "error: {e}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,49 @@
+//! Running the owner's command as the user who invoked rdna1ctl, and what surrounds a run:
+//! who that user is (`user`), dropping root to exec the command (`exec_as`), the run itself
+//! with its timeout and output tails (`workload`), the kernel log's GPU faults (`kmsg`), the
+//! policy put back (`policy`), progress on stderr (`progress`), the shipped Conv2d script
+//! (`script`), the signals that end a run cleanly, and the configuration a run is made under
+//! (`changes`) and its kept form (`keep`). `report`, `search` and `run` share it.
+
+pub mod changes;
+pub mod document;
+pub mod exec_as;
+pub mod keep;
+pub mod kmsg;
+pub mod policy;
+pub mod progress;
+pub mod script;
+pub mod user;
+pub mod workload;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::Result;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+/// SIGINT, SIGTERM and SIGHUP only raise a flag: the run in progress is ended, the policy put
+/// back and the report written. (Every further one too: the policy must be put back.)
+pub struct Signals {
+    pub flag: Arc<AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Signals {
+    pub fn install() -> Result<Signals> {
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut ids = Vec::new();
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            ids.push(signal_hook::flag::register(sig, Arc::clone(&flag))?);
+        }
+        Ok(Signals { flag, ids })
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}

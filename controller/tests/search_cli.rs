@@ -1,0 +1,417 @@
+//! `rdna1ctl search` and `rdna1ctl run` as processes, with a stand-in workload whose behaviour
+//! depends on the environment it gets: it fails with an amdgpu page fault in the real kmsg
+//! format (appended to the fixture root's dev/kmsg), or passes, or hangs, and logs what each
+//! run got. The fixture has no control device, so the module's arms are skipped, saying why;
+//! the module's arms themselves need the module (VM). As root the command runs as nobody
+//! (SUDO_UID 65534), otherwise as the test's own user.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{rdna1ctl, text};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rdna1ctl");
+
+const FAULT: &str = "3,1200,5000,-;amdgpu 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:8 pasid:32770)";
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// A writable copy of the rdna1-enforce fixture with an empty dev/kmsg, a stand-in workload
+/// and its log, in a directory anyone may use (the command may run as nobody).
+struct Setup {
+    dir: PathBuf,
+}
+
+impl Setup {
+    fn new(name: &str, behaviour: &str) -> Setup {
+        let dir =
+            std::env::temp_dir().join(format!("rdna1ctl-search-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/rdna1-enforce");
+        let ok = Command::new("cp")
+            .arg("-a")
+            .arg(&fixture)
+            .arg(dir.join("root"))
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        std::fs::create_dir_all(dir.join("root/dev")).unwrap();
+        std::fs::write(dir.join("root/dev/kmsg"), "").unwrap();
+        std::fs::write(dir.join("log"), "").unwrap();
+        let script = format!(
+            "#!/bin/sh\n\
+             cache=no; [ -n \"$MIOPEN_CUSTOM_CACHE_DIR\" ] && [ -w \"$MIOPEN_CUSTOM_CACHE_DIR\" ] && [ -w \"$MIOPEN_USER_DB_PATH\" ] && cache=yes\n\
+             site=no; for d in $(echo \"$PYTHONPATH\" | tr : ' '); do grep -q cudnn.enabled \"$d/sitecustomize.py\" 2>/dev/null && site=yes; done\n\
+             echo \"hsa=${{HSA_OVERRIDE_GFX_VERSION-unset}} find=${{MIOPEN_FIND_MODE-}} wino=${{MIOPEN_DEBUG_CONV_WINOGRAD-}} gemm=${{MIOPEN_DEBUG_CONV_GEMM-}} cache=$cache site=$site dir=${{MIOPEN_CUSTOM_CACHE_DIR-}}\" >> {log}\n\
+             {behaviour}\n",
+            log = dir.join("log").display(),
+        );
+        std::fs::write(dir.join("standin"), script).unwrap();
+        for (p, mode) in [
+            ("", 0o777),
+            ("standin", 0o755),
+            ("log", 0o666),
+            ("root/dev/kmsg", 0o666),
+        ] {
+            std::fs::set_permissions(dir.join(p), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        Setup { dir }
+    }
+
+    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
+        let mut c = Command::new(BIN);
+        c.current_dir(&self.dir)
+            .arg("--root")
+            .arg(self.dir.join("root"))
+            .args(args)
+            .env_remove("RDNA1CTL_ROOT")
+            .env_remove("SUDO_UID")
+            .env_remove("SUDO_GID")
+            .env_remove("PKEXEC_UID")
+            .env_remove("HSA_OVERRIDE_GFX_VERSION")
+            .env_remove("PYTHONPATH")
+            .env("STANDIN_KMSG", self.dir.join("root/dev/kmsg"));
+        if is_root() {
+            c.env("SUDO_UID", "65534").env("SUDO_GID", "65534");
+        }
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    fn search(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut a = vec!["--json", "search"];
+        a.extend(args);
+        let standin = self.standin();
+        a.extend(["--", standin.to_str().unwrap()]);
+        self.command(&a, env).output().unwrap()
+    }
+
+    fn standin(&self) -> PathBuf {
+        self.dir.join("standin")
+    }
+
+    fn log(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join("log"))
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Faults (the real amdgpu kmsg line) unless MIOpen's Winograd solvers are off.
+fn winograd_is_the_culprit() -> String {
+    format!(
+        "if [ \"$MIOPEN_DEBUG_CONV_WINOGRAD\" = 0 ]; then exit 0; fi\n\
+         echo '{FAULT}' >> \"$STANDIN_KMSG\"; exit 1"
+    )
+}
+
+fn doc(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr)))
+}
+
+fn outcomes(d: &serde_json::Value) -> Vec<(String, String)> {
+    d["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["id"].as_str().unwrap().to_owned(),
+                a["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn outcome_of(d: &serde_json::Value, id: &str) -> String {
+    outcomes(d).into_iter().find(|(i, _)| i == id).unwrap().1
+}
+
+#[test]
+fn it_stops_at_the_first_arm_that_passes_and_applies_each_arm_as_documented() {
+    let s = Setup::new("first", &winograd_is_the_culprit());
+    let o = s.search(&[], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let d = doc(&o);
+    assert_eq!(d["command"], "search");
+    assert_eq!(d["winner"], "miopen-no-winograd");
+    assert_eq!(d["ended"], "first pass");
+    // The module's arms are skipped, saying why; the runs before the winner failed, each with
+    // the GPU fault the stand-in logged; those after it did not run.
+    for (id, out) in outcomes(&d) {
+        let want = match id.as_str() {
+            i if i.starts_with("mtype-") => "skipped",
+            "baseline"
+            | "miopen-fresh-cache"
+            | "miopen-find-normal"
+            | "miopen-find-fast"
+            | "miopen-no-direct"
+            | "miopen-no-implicit-gemm"
+            | "miopen-no-gemm" => "fail",
+            "miopen-no-winograd" => "pass",
+            _ => "not_run",
+        };
+        assert_eq!(out, want, "{id}");
+    }
+    let skipped = &d["arms"][1]["skipped"];
+    assert!(
+        skipped.as_str().unwrap().contains("needs rdna1_mtype"),
+        "{skipped}"
+    );
+    assert_eq!(
+        d["arms"][0]["faults"].as_array().unwrap().len(),
+        1,
+        "{}",
+        d["arms"][0]
+    );
+    assert_eq!(d["arms"][0]["failure"], "exit 1, 1 GPU fault");
+    // What each run got, in order: exactly its one change (and a private MIOpen database
+    // for the MIOpen arms, writable by the user the command ran as).
+    let log = s.log();
+    let want = [
+        "hsa=unset find= wino= gemm= cache=no site=no dir=",
+        "hsa=unset find= wino= gemm= cache=yes site=no",
+        "hsa=unset find=NORMAL wino= gemm= cache=yes site=no",
+        "hsa=unset find=FAST wino= gemm= cache=yes site=no",
+        "hsa=unset find= wino= gemm= cache=yes site=no",
+        "hsa=unset find= wino= gemm= cache=yes site=no",
+        "hsa=unset find= wino= gemm=0 cache=yes site=no",
+        "hsa=unset find= wino=0 gemm= cache=yes site=no",
+    ];
+    assert_eq!(log.len(), want.len(), "{log:#?}");
+    for (got, want) in log.iter().zip(want) {
+        assert!(got.starts_with(want), "{got} vs {want}");
+    }
+    // The private directories are gone.
+    for l in &log[1..] {
+        let dir = l.rsplit("dir=").next().unwrap();
+        assert!(
+            !dir.is_empty() && !Path::new(dir).exists(),
+            "{dir} left behind"
+        );
+    }
+    assert!(d["verdict"]
+        .as_str()
+        .unwrap()
+        .contains("At baseline it failed (exit 1, 1 GPU fault)"));
+    assert!(d["verdict"]
+        .as_str()
+        .unwrap()
+        .contains("numbers were not checked"));
+    assert!(d["mtype_verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("MTYPE not tested"));
+    assert!(d["keep_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l == "MIOPEN_DEBUG_CONV_WINOGRAD=0"));
+    assert!(d["kept_to"].is_null(), "nothing kept unless asked");
+}
+
+#[test]
+fn all_runs_every_arm_and_ranks_what_passed_and_the_bypass_arm_sets_sitecustomize() {
+    let s = Setup::new("all", "[ \"$MIOPEN_DEBUG_CONV_GEMM\" = 0 ] && exit 0\n\
+        for d in $(echo \"$PYTHONPATH\" | tr : ' '); do [ -f \"$d/sitecustomize.py\" ] && exit 0; done\n\
+        exit 1");
+    let o = s.search(&["--all"], &[("HSA_OVERRIDE_GFX_VERSION", "10.3.0")]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let d = doc(&o);
+    assert_eq!(d["ended"], "all arms run");
+    let ranking: Vec<&str> = d["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        ranking.contains(&"miopen-no-gemm") && ranking.contains(&"miopen-bypassed"),
+        "{ranking:?}"
+    );
+    // 10.3.0 in the environment: one arm removes it (the fixture's GPU is a gfx1010: no 10.1.0
+    // arm); no arm ever sets a foreign ISA.
+    assert_eq!(outcome_of(&d, "override-unset"), "fail");
+    assert!(!outcomes(&d).iter().any(|(i, _)| i == "override-10.1.0"));
+    let log = s.log();
+    assert!(log[0].starts_with("hsa=10.3.0 "), "{}", log[0]);
+    // override-unset alone, then with each of the 9 MIOpen arms.
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("hsa=unset")).count(),
+        1 + 9,
+        "{log:#?}"
+    );
+    assert!(log.iter().any(|l| l.contains("site=yes")), "{log:#?}");
+    // Combinations of the override fix with every MIOpen arm ran after the single changes.
+    assert_eq!(outcome_of(&d, "override-unset+miopen-no-gemm"), "pass");
+}
+
+#[test]
+fn bounds_a_hang_and_a_timeout() {
+    let s = Setup::new("bounds", "sleep 30");
+    let t0 = Instant::now();
+    let o = s.search(&["--timeout", "0.5", "--max-runs", "2"], &[]);
+    assert_eq!(o.status.code(), Some(3), "none passed: {}", text(&o.stderr));
+    assert!(t0.elapsed() < Duration::from_secs(25), "{:?}", t0.elapsed());
+    let d = doc(&o);
+    assert_eq!(d["ended"], "--max-runs reached");
+    let ran: Vec<_> = d["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| !a["record"].is_null())
+        .collect();
+    assert_eq!(ran.len(), 2);
+    assert!(ran
+        .iter()
+        .all(|a| a["record"]["timed_out"] == true && a["failure"] == "timed out"));
+    assert!(d["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("No configuration tried made it pass"));
+    // --budget: no run starts once it is spent.
+    let o = s.search(&["--timeout", "0.5", "--budget", "0.8"], &[]);
+    let d = doc(&o);
+    assert_eq!(d["ended"], "--budget spent", "{d}");
+}
+
+#[test]
+fn ctrl_c_ends_the_run_and_removes_the_private_directories() {
+    // Fails at once at baseline, hangs in the next run (the first with a private directory).
+    let s = Setup::new(
+        "sigint",
+        "[ -n \"$MIOPEN_CUSTOM_CACHE_DIR\" ] && sleep 30\nexit 1",
+    );
+    let mut c = s.command(
+        &["--json", "search", "--", s.standin().to_str().unwrap()],
+        &[],
+    );
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the second run (a private MIOpen directory) to start.
+    let t0 = Instant::now();
+    while s.log().len() < 2 && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{:?} {}",
+        o.status.signal(),
+        text(&o.stderr)
+    );
+    let d = doc(&o);
+    assert_eq!(d["ended"], "interrupted");
+    assert!(d["error"].as_str().unwrap().contains("interrupted"));
+    let dir = s.log()[1].rsplit("dir=").next().unwrap().to_owned();
+    assert!(
+        !dir.is_empty() && !Path::new(&dir).exists(),
+        "{dir} left behind"
+    );
+}
+
+#[test]
+fn the_kept_configuration_reproduces_the_pass_through_run() {
+    let s = Setup::new("keep", &winograd_is_the_culprit());
+    let kept = s.dir.join("gpu.env");
+    let o = s.search(&["--keep", kept.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(doc(&o)["kept_to"], kept.to_str().unwrap());
+    let body = std::fs::read_to_string(&kept).unwrap();
+    assert!(body.contains("MIOPEN_DEBUG_CONV_WINOGRAD=0\n"), "{body}");
+    let o = s
+        .command(
+            &[
+                "run",
+                "--env",
+                kept.to_str().unwrap(),
+                "--",
+                s.standin().to_str().unwrap(),
+            ],
+            &[],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let last = s.log().pop().unwrap();
+    assert!(
+        last.contains("wino=0 ") && last.contains("cache=yes"),
+        "{last}"
+    );
+    // Without it the stand-in fails, and run passes its exit code on.
+    std::fs::write(&kept, "A=1\n").unwrap();
+    let o = s
+        .command(
+            &[
+                "run",
+                "--env",
+                kept.to_str().unwrap(),
+                "--",
+                s.standin().to_str().unwrap(),
+            ],
+            &[],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    // A mode the file asks for is set only by root: without the module it fails, naming it.
+    std::fs::write(&kept, "RDNA1_MTYPE_MODE=enforce\n").unwrap();
+    let o = s
+        .command(&["run", "--env", kept.to_str().unwrap(), "--", "true"], &[])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        text(&o.stderr).contains("mode enforce"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn help_teaches_what_is_tried_and_how_to_keep_it() {
+    let o = rdna1ctl(&["search", "--help"]);
+    let h = text(&o.stdout);
+    for w in [
+        "MIOPEN_FIND_MODE",
+        "Winograd",
+        "never 10.3.0",
+        "--keep",
+        "rdna1ctl run",
+        "--all",
+        "--budget",
+    ] {
+        assert!(h.contains(w), "{w} not in search --help:\n{h}");
+    }
+    let h = text(&rdna1ctl(&["run", "--help"]).stdout);
+    assert!(h.contains("RDNA1_MTYPE_MODE") && h.contains("--env"), "{h}");
+}
