@@ -319,13 +319,18 @@ pub fn scan_elf(path: &std::path::Path) -> Result<Option<Scan>, String> {
     Ok(Some(scan(&mut file, off, off.saturating_add(size))))
 }
 
-/// Builders of bundles for tests and the fixture generator.
-#[cfg(test)]
+/// Builders of bundles for tests and the benchmark's synthetic input.
+#[doc(hidden)]
 pub mod build {
     use std::io::Write;
 
     /// A plain bundle with a host entry and one 16-byte code object per target id.
     pub fn plain(ids: &[&str]) -> Vec<u8> {
+        plain_with(ids, b"\x7fELF code object")
+    }
+
+    /// A plain bundle with a host entry and one code object, `object`, per target id.
+    pub fn plain_with(ids: &[&str], object: &[u8]) -> Vec<u8> {
         let mut all = vec!["host-x86_64-unknown-linux-gnu-".to_owned()];
         all.extend(ids.iter().map(|t| format!("hipv4-amdgcn-amd-amdhsa--{t}")));
         let table: usize = all.iter().map(|i| 24 + i.len()).sum();
@@ -333,7 +338,7 @@ pub mod build {
         let mut out = super::PLAIN_MAGIC.to_vec();
         out.extend((all.len() as u64).to_le_bytes());
         for (k, id) in all.iter().enumerate() {
-            let size = if k == 0 { 0u64 } else { 16 };
+            let size = if k == 0 { 0 } else { object.len() as u64 };
             out.extend(data_at.to_le_bytes());
             out.extend(size.to_le_bytes());
             out.extend((id.len() as u64).to_le_bytes());
@@ -341,9 +346,23 @@ pub mod build {
             data_at += size;
         }
         for _ in 1..all.len() {
-            out.extend(b"\x7fELF code object");
+            out.extend(object);
         }
         out
+    }
+
+    /// `n` bytes that do not compress (a fixed pseudo-random sequence), for code objects
+    /// whose compressed size is their size.
+    pub fn noise(n: usize) -> Vec<u8> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
     }
 
     /// The smallest ELF64 shared object `object` reads: a `.hip_fatbin` section holding
@@ -390,19 +409,19 @@ pub mod build {
         out
     }
 
-    /// `plain(ids)` compressed: `version` 2 or 3, `zstd` or zlib.
+    /// `plain(ids)` compressed: `version` 2 or 3, `zstd` (a single-segment frame, as LLVM's
+    /// bundler writes them) or zlib.
     pub fn ccob(ids: &[&str], version: u16, zstd: bool) -> Vec<u8> {
         let inner = plain(ids);
-        let body = if zstd {
-            ruzstd::encoding::compress_to_vec(
-                inner.as_slice(),
-                ruzstd::encoding::CompressionLevel::Fastest,
-            )
-        } else {
-            let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
-            z.write_all(&inner).unwrap();
-            z.finish().unwrap()
+        let body = match zstd {
+            true => zstd_frame(&inner, None),
+            false => zlib(&inner),
         };
+        wrap(&inner, &body, version, zstd)
+    }
+
+    /// `body`, `inner` compressed with zstd or zlib, behind a version 2 or 3 `CCOB` header.
+    pub fn wrap(inner: &[u8], body: &[u8], version: u16, zstd: bool) -> Vec<u8> {
         let mut out = super::CCOB_MAGIC.to_vec();
         out.extend(version.to_le_bytes());
         out.extend(u16::from(zstd).to_le_bytes());
@@ -418,6 +437,42 @@ pub mod build {
         }
         out.extend(0x1234_5678_9abc_def0u64.to_le_bytes());
         out.extend(body);
+        out
+    }
+
+    /// `inner` as a zlib stream.
+    pub fn zlib(inner: &[u8]) -> Vec<u8> {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(inner).unwrap();
+        z.finish().unwrap()
+    }
+
+    /// `inner` as one zstd frame. With `window_log` None the frame is single-segment, as
+    /// libzstd writes a frame whose size it knows (LLVM's bundler does): no window
+    /// descriptor, the window is the content size (the whole bundle). Else the window is
+    /// 2^`window_log` bytes (at least the 128 KiB ruzstd's encoder uses).
+    pub fn zstd_frame(inner: &[u8], window_log: Option<u8>) -> Vec<u8> {
+        let frame = ruzstd::encoding::compress_to_vec(
+            inner,
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        // ruzstd writes magic, descriptor (no content size, no dictionary) and a window.
+        let (magic, descriptor) = (&frame[..4], frame[4]);
+        assert_eq!(descriptor & 0b1110_0011, 0, "ruzstd's frame header changed");
+        let checksum = descriptor & 0b100;
+        let mut out = magic.to_vec();
+        match window_log {
+            None => {
+                out.push(0b1000_0000 | 0b10_0000 | checksum); // 4-byte size, single segment
+                out.extend((inner.len() as u32).to_le_bytes());
+            }
+            Some(log) => {
+                assert!(log >= 17 && frame[5] >> 3 <= 7, "a window below the encoder's");
+                out.push(checksum);
+                out.push((log - 10) << 3);
+            }
+        }
+        out.extend(&frame[6..]);
         out
     }
 }
