@@ -13,9 +13,10 @@
 //!   decompresses to a plain bundle; the total size counts the header.
 //!
 //! Reads are bounded: only a bundle's entry table is read (4 KiB, doubled while it is cut
-//! short, at most [`HEAD`] bytes, decompressed as far as needed), a section is scanned in [`CHUNK`] pieces skipping every bundle it has
-//! parsed, and at most [`MAX_BUNDLES`] bundles are looked at. Garbage yields errors, never a
-//! panic.
+//! short, at most [`HEAD`] bytes, decompressed as far as needed: a zstd frame is decoded with
+//! a [`HEAD`]-byte window, see [`bounded_zstd_header`]), a section is scanned in [`CHUNK`]
+//! pieces skipping every bundle it has parsed, and at most [`MAX_BUNDLES`] bundles are looked
+//! at. Garbage yields errors, never a panic.
 
 use std::collections::BTreeSet;
 use std::io::{Read, Seek, SeekFrom};
@@ -126,13 +127,17 @@ pub fn parse_ccob(r: &mut impl Read, limit: u64) -> Result<Bundle, String> {
     // The v1/v2 header is shorter than 32 bytes: what was read beyond it is payload.
     let (len, method, total) = ccob_header(head)?;
     let payload_limit = total.unwrap_or(limit).min(limit).saturating_sub(len as u64);
-    let payload = std::io::Cursor::new(head[len..].to_vec())
+    let mut payload = std::io::Cursor::new(head[len..].to_vec())
         .chain(r)
         .take(payload_limit);
     let mut dec: Box<dyn Read + '_> = if method == 0 {
         Box::new(flate2::read::ZlibDecoder::new(payload))
     } else {
-        match ruzstd::decoding::StreamingDecoder::new_with_max_window_size(payload, 1 << 27) {
+        let header = std::io::Cursor::new(bounded_zstd_header(&mut payload)?);
+        match ruzstd::decoding::StreamingDecoder::new_with_max_window_size(
+            header.chain(payload),
+            HEAD as u64,
+        ) {
             Ok(d) => Box::new(d),
             Err(e) => return Err(format!("compressed bundle does not decompress (zstd: {e})")),
         }
@@ -166,6 +171,57 @@ pub fn parse_ccob(r: &mut impl Read, limit: u64) -> Result<Bundle, String> {
         ids: plain.ids,
         span: total,
     })
+}
+
+/// The zstd frame header at the start of `payload`, read, and the header ruzstd is given in
+/// its place: the same frame with a [`HEAD`]-byte window and no content size.
+///
+/// ruzstd's streaming decoder hands out decoded bytes only beyond the window's worth it keeps
+/// for back-references, and LLVM's bundler writes single-segment frames (libzstd's choice when
+/// it knows the size: the window is the whole bundle) or frames with a 128 MiB window. Read as
+/// written, every bundle was decompressed to its end, holding up to a window of it, to read
+/// its first KiB. With a [`HEAD`]-byte window, bytes come out once [`HEAD`] and at most one
+/// block (128 KiB) more are decoded. The first [`HEAD`] bytes, all that is read, still decode
+/// exactly: the decoder drops history only beyond the declared window, so every block that
+/// starts within it has all of its history. A back-reference further than that, later in the
+/// frame, is an error in ruzstd (offset too big), never wrong bytes.
+fn bounded_zstd_header(payload: &mut impl Read) -> Result<Vec<u8>, String> {
+    const MAGIC: [u8; 4] = 0xfd2f_b528u32.to_le_bytes();
+    const _: () = assert!(HEAD.is_power_of_two() && HEAD >= 1 << 17);
+    // Window_Descriptor: exponent (log2 - 10) in the top five bits, mantissa 0.
+    const WINDOW: u8 = ((HEAD.ilog2() - 10) as u8) << 3;
+    let short = |e: Option<std::io::Error>| match e {
+        Some(e) => format!("compressed bundle does not decompress (zstd: {e})"),
+        None => "compressed bundle's zstd frame header cut short".to_owned(),
+    };
+    let mut fixed = [0u8; 5];
+    if read_up_to(payload, &mut fixed).map_err(|e| short(Some(e)))? < fixed.len() {
+        return Err(short(None));
+    }
+    if fixed[..4] != MAGIC {
+        return Err("compressed bundle holds no zstd frame".into());
+    }
+    // Frame_Header_Descriptor: content size field size (2 bits), single segment, unused,
+    // reserved (must be 0), checksum, dictionary id size (2 bits).
+    let descriptor = fixed[4];
+    if descriptor & 0b1000 != 0 {
+        return Err("compressed bundle's zstd frame header has its reserved bit set".into());
+    }
+    let single = descriptor & 0b10_0000 != 0;
+    let window_len = usize::from(!single);
+    let dict_len = [0, 1, 2, 4][usize::from(descriptor & 0b11)];
+    let size_len = [usize::from(single), 2, 4, 8][usize::from(descriptor >> 6)];
+    let mut rest = [0u8; 1 + 4 + 8];
+    let rest = &mut rest[..window_len + dict_len + size_len];
+    if read_up_to(payload, rest).map_err(|e| short(Some(e)))? < rest.len() {
+        return Err(short(None));
+    }
+    let mut out = MAGIC.to_vec();
+    // The checksum flag and the dictionary id stay; the window is ours; no content size.
+    out.push(descriptor & 0b111);
+    out.push(WINDOW);
+    out.extend(&rest[window_len..window_len + dict_len]);
+    Ok(out)
 }
 
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -541,6 +597,58 @@ mod tests {
         }
         let s = scan_bytes(&build::plain(&refs));
         assert_eq!(s.targets.len(), 400, "{:?}", s.errors);
+    }
+
+    /// Counts the bytes read through it.
+    struct Counting<R> {
+        inner: R,
+        read: u64,
+    }
+
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.read += n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_compressed_bundle_is_read_only_as_far_as_its_entry_table() {
+        // LLVM's bundler writes single-segment zstd frames, whose window is the whole bundle,
+        // or frames with a 128 MiB window: ruzstd's streaming decoder hands out nothing while
+        // it holds less than a window, so every bundle was decompressed whole to read its first
+        // KiB (librocblas5: 65 bundles, 1 GB, up to 158 MB each). A 2 MiB code object that
+        // does not compress: the reader must stop well before its end.
+        let inner = build::plain_with(&["gfx1010", "gfx1012"], &build::noise(1 << 20));
+        let single = build::zstd_frame(&inner, None);
+        let windowed = build::zstd_frame(&inner, Some(22));
+        // A window above 128 MiB was refused; none is needed.
+        let huge = build::zstd_frame(&inner, Some(30));
+        let zlib = build::zlib(&inner);
+        for (what, body, zstd) in [
+            ("zstd, single segment", single, true),
+            ("zstd, 4 MiB window", windowed, true),
+            ("zstd, 1 GiB window", huge, true),
+            ("zlib", zlib, false),
+        ] {
+            for version in [2, 3] {
+                let b = build::wrap(&inner, &body, version, zstd);
+                let mut r = Counting {
+                    inner: Cursor::new(&b),
+                    read: 0,
+                };
+                let p = parse_ccob(&mut r, b.len() as u64);
+                let ids = p.map(|p| p.ids.len());
+                assert_eq!(ids, Ok(3), "{what}, v{version}");
+                assert!(
+                    r.read < 1 << 20,
+                    "{what}, v{version}: {} of the bundle's {} bytes read",
+                    r.read,
+                    b.len()
+                );
+            }
+        }
     }
 
     #[test]
