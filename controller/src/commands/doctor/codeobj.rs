@@ -515,10 +515,8 @@ pub mod build {
     /// descriptor, the window is the content size (the whole bundle). Else the window is
     /// 2^`window_log` bytes (at least the 128 KiB ruzstd's encoder uses).
     pub fn zstd_frame(inner: &[u8], window_log: Option<u8>) -> Vec<u8> {
-        let frame = ruzstd::encoding::compress_to_vec(
-            inner,
-            ruzstd::encoding::CompressionLevel::Fastest,
-        );
+        let frame =
+            ruzstd::encoding::compress_to_vec(inner, ruzstd::encoding::CompressionLevel::Fastest);
         // ruzstd writes magic, descriptor (no content size, no dictionary) and a window.
         let (magic, descriptor) = (&frame[..4], frame[4]);
         assert_eq!(descriptor & 0b1110_0011, 0, "ruzstd's frame header changed");
@@ -530,7 +528,10 @@ pub mod build {
                 out.extend((inner.len() as u32).to_le_bytes());
             }
             Some(log) => {
-                assert!(log >= 17 && frame[5] >> 3 <= 7, "a window below the encoder's");
+                assert!(
+                    log >= 17 && frame[5] >> 3 <= 7,
+                    "a window below the encoder's"
+                );
                 out.push(checksum);
                 out.push((log - 10) << 3);
             }
