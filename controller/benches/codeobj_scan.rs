@@ -1,9 +1,10 @@
 //! `rdna1ctl doctor`'s code-object bundle reader (commands/doctor/codeobj.rs) on shared
 //! libraries: for each path, the bundles of its `.hip_fatbin`, the gfx targets, wall time
 //! and peak memory of `codeobj::scan_elf`; then, in the same run, the way zstd bundles were
-//! read before commit 7aae281 (ruzstd's streaming decoder on each frame as written, which
-//! decompressed every bundle whole to reach its entry table), for comparison. Without a path
-//! it runs on a synthetic library written to a temporary file, and says so.
+//! read before the reader bounded the zstd window (ruzstd's streaming decoder on each frame
+//! as written, which decompressed every bundle whole to reach its entry table), for
+//! comparison. Without a path it runs on a synthetic library written to a temporary file,
+//! and says so.
 //!
 //! Run: `cargo bench -p rdna1ctl --bench codeobj_scan -- [PATH...]`, e.g. Debian's
 //! librocblas.so.5 (docs/MEASUREMENTS.md). Each way runs in a process of its own (this
@@ -34,9 +35,9 @@ fn fatbin_range(path: &Path) -> Result<(u64, u64), String> {
         .ok_or_else(|| format!("{}: no .hip_fatbin", path.display()))
 }
 
-/// A zstd bundle's entry ids as codeobj read them before 7aae281: ruzstd's streaming decoder
-/// on the frame as written (windows up to 128 MiB), 4 KiB read, then twice as much while the
-/// entry table is cut short. The decoder hands out nothing while it holds less than a window,
+/// A zstd bundle's entry ids as codeobj read them before it bounded the zstd window: ruzstd's
+/// streaming decoder on the frame as written (windows up to 128 MiB), 4 KiB read, then twice
+/// as much while the entry table is cut short. The decoder hands out nothing while it holds less than a window,
 /// and LLVM's frames are single-segment (the window is the whole bundle) or have a 128 MiB
 /// window: each bundle is decompressed to its end.
 fn old_zstd_ids(payload: impl Read) -> Result<Vec<String>, String> {
@@ -264,7 +265,7 @@ fn bench(path: &Path) {
                 false => "NOT the same as",
             };
             println!(
-                "  old: {} zstd bundles decoded as before 7aae281: {:.4} s, peak RSS {}; \
+                "  old: {} zstd bundles decoded the old way: {:.4} s, peak RSS {}; \
                  their targets are {agree} the new way's",
                 old.bundles,
                 old.first,
