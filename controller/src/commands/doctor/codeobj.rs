@@ -13,9 +13,10 @@
 //!   decompresses to a plain bundle; the total size counts the header.
 //!
 //! Reads are bounded: only a bundle's entry table is read (4 KiB, doubled while it is cut
-//! short, at most [`HEAD`] bytes, decompressed as far as needed), a section is scanned in [`CHUNK`] pieces skipping every bundle it has
-//! parsed, and at most [`MAX_BUNDLES`] bundles are looked at. Garbage yields errors, never a
-//! panic.
+//! short, at most [`HEAD`] bytes, decompressed as far as needed: a zstd frame is decoded with
+//! a [`HEAD`]-byte window, see [`bounded_zstd_header`]), a section is scanned in [`CHUNK`]
+//! pieces skipping every bundle it has parsed, and at most [`MAX_BUNDLES`] bundles are looked
+//! at. Garbage yields errors, never a panic.
 
 use std::collections::BTreeSet;
 use std::io::{Read, Seek, SeekFrom};
@@ -126,13 +127,17 @@ pub fn parse_ccob(r: &mut impl Read, limit: u64) -> Result<Bundle, String> {
     // The v1/v2 header is shorter than 32 bytes: what was read beyond it is payload.
     let (len, method, total) = ccob_header(head)?;
     let payload_limit = total.unwrap_or(limit).min(limit).saturating_sub(len as u64);
-    let payload = std::io::Cursor::new(head[len..].to_vec())
+    let mut payload = std::io::Cursor::new(head[len..].to_vec())
         .chain(r)
         .take(payload_limit);
     let mut dec: Box<dyn Read + '_> = if method == 0 {
         Box::new(flate2::read::ZlibDecoder::new(payload))
     } else {
-        match ruzstd::decoding::StreamingDecoder::new_with_max_window_size(payload, 1 << 27) {
+        let header = std::io::Cursor::new(bounded_zstd_header(&mut payload)?);
+        match ruzstd::decoding::StreamingDecoder::new_with_max_window_size(
+            header.chain(payload),
+            HEAD as u64,
+        ) {
             Ok(d) => Box::new(d),
             Err(e) => return Err(format!("compressed bundle does not decompress (zstd: {e})")),
         }
@@ -166,6 +171,57 @@ pub fn parse_ccob(r: &mut impl Read, limit: u64) -> Result<Bundle, String> {
         ids: plain.ids,
         span: total,
     })
+}
+
+/// The zstd frame header at the start of `payload`, read, and the header ruzstd is given in
+/// its place: the same frame with a [`HEAD`]-byte window and no content size.
+///
+/// ruzstd's streaming decoder hands out decoded bytes only beyond the window's worth it keeps
+/// for back-references, and LLVM's bundler writes single-segment frames (libzstd's choice when
+/// it knows the size: the window is the whole bundle) or frames with a 128 MiB window. Read as
+/// written, every bundle was decompressed to its end, holding up to a window of it, to read
+/// its first KiB. With a [`HEAD`]-byte window, bytes come out once [`HEAD`] and at most one
+/// block (128 KiB) more are decoded. The first [`HEAD`] bytes, all that is read, still decode
+/// exactly: the decoder drops history only beyond the declared window, so every block that
+/// starts within it has all of its history. A back-reference further than that, later in the
+/// frame, is an error in ruzstd (offset too big), never wrong bytes.
+fn bounded_zstd_header(payload: &mut impl Read) -> Result<Vec<u8>, String> {
+    const MAGIC: [u8; 4] = 0xfd2f_b528u32.to_le_bytes();
+    const _: () = assert!(HEAD.is_power_of_two() && HEAD >= 1 << 17);
+    // Window_Descriptor: exponent (log2 - 10) in the top five bits, mantissa 0.
+    const WINDOW: u8 = ((HEAD.ilog2() - 10) as u8) << 3;
+    let short = |e: Option<std::io::Error>| match e {
+        Some(e) => format!("compressed bundle does not decompress (zstd: {e})"),
+        None => "compressed bundle's zstd frame header cut short".to_owned(),
+    };
+    let mut fixed = [0u8; 5];
+    if read_up_to(payload, &mut fixed).map_err(|e| short(Some(e)))? < fixed.len() {
+        return Err(short(None));
+    }
+    if fixed[..4] != MAGIC {
+        return Err("compressed bundle holds no zstd frame".into());
+    }
+    // Frame_Header_Descriptor: content size field size (2 bits), single segment, unused,
+    // reserved (must be 0), checksum, dictionary id size (2 bits).
+    let descriptor = fixed[4];
+    if descriptor & 0b1000 != 0 {
+        return Err("compressed bundle's zstd frame header has its reserved bit set".into());
+    }
+    let single = descriptor & 0b10_0000 != 0;
+    let window_len = usize::from(!single);
+    let dict_len = [0, 1, 2, 4][usize::from(descriptor & 0b11)];
+    let size_len = [usize::from(single), 2, 4, 8][usize::from(descriptor >> 6)];
+    let mut rest = [0u8; 1 + 4 + 8];
+    let rest = &mut rest[..window_len + dict_len + size_len];
+    if read_up_to(payload, rest).map_err(|e| short(Some(e)))? < rest.len() {
+        return Err(short(None));
+    }
+    let mut out = MAGIC.to_vec();
+    // The checksum flag and the dictionary id stay; the window is ours; no content size.
+    out.push(descriptor & 0b111);
+    out.push(WINDOW);
+    out.extend(&rest[window_len..window_len + dict_len]);
+    Ok(out)
 }
 
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -214,8 +270,19 @@ impl Scan {
     }
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+/// Where the first bundle magic, plain or compressed, starts in `hay`: one pass that stops
+/// there. (Two searches, one per magic, each ran to the end of the 1 MiB chunk when the
+/// other magic was there: most of a debug build's time on librocblas4 and 5.)
+fn find_magic(hay: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(k) = hay[from..].iter().position(|&b| b == b'C' || b == b'_') {
+        let i = from + k;
+        if hay[i..].starts_with(CCOB_MAGIC) || hay[i..].starts_with(PLAIN_MAGIC) {
+            return Some(i);
+        }
+        from = i + 1;
+    }
+    None
 }
 
 /// The plain bundle at `at`: 4 KiB read, then twice as much while its entry table is cut
@@ -259,11 +326,7 @@ pub fn scan<R: Read + Seek>(r: &mut R, start: u64, end: u64) -> Scan {
             break;
         }
         let hay = &buf[..got];
-        let hit = [PLAIN_MAGIC, CCOB_MAGIC]
-            .iter()
-            .filter_map(|m| find(hay, m))
-            .min();
-        let Some(i) = hit else {
+        let Some(i) = find_magic(hay) else {
             if got < want {
                 break;
             }
@@ -319,13 +382,18 @@ pub fn scan_elf(path: &std::path::Path) -> Result<Option<Scan>, String> {
     Ok(Some(scan(&mut file, off, off.saturating_add(size))))
 }
 
-/// Builders of bundles for tests and the fixture generator.
-#[cfg(test)]
+/// Builders of bundles for tests and the benchmark's synthetic input.
+#[doc(hidden)]
 pub mod build {
     use std::io::Write;
 
     /// A plain bundle with a host entry and one 16-byte code object per target id.
     pub fn plain(ids: &[&str]) -> Vec<u8> {
+        plain_with(ids, b"\x7fELF code object")
+    }
+
+    /// A plain bundle with a host entry and one code object, `object`, per target id.
+    pub fn plain_with(ids: &[&str], object: &[u8]) -> Vec<u8> {
         let mut all = vec!["host-x86_64-unknown-linux-gnu-".to_owned()];
         all.extend(ids.iter().map(|t| format!("hipv4-amdgcn-amd-amdhsa--{t}")));
         let table: usize = all.iter().map(|i| 24 + i.len()).sum();
@@ -333,7 +401,7 @@ pub mod build {
         let mut out = super::PLAIN_MAGIC.to_vec();
         out.extend((all.len() as u64).to_le_bytes());
         for (k, id) in all.iter().enumerate() {
-            let size = if k == 0 { 0u64 } else { 16 };
+            let size = if k == 0 { 0 } else { object.len() as u64 };
             out.extend(data_at.to_le_bytes());
             out.extend(size.to_le_bytes());
             out.extend((id.len() as u64).to_le_bytes());
@@ -341,9 +409,23 @@ pub mod build {
             data_at += size;
         }
         for _ in 1..all.len() {
-            out.extend(b"\x7fELF code object");
+            out.extend(object);
         }
         out
+    }
+
+    /// `n` bytes that do not compress (a fixed pseudo-random sequence), for code objects
+    /// whose compressed size is their size.
+    pub fn noise(n: usize) -> Vec<u8> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
     }
 
     /// The smallest ELF64 shared object `object` reads: a `.hip_fatbin` section holding
@@ -390,19 +472,19 @@ pub mod build {
         out
     }
 
-    /// `plain(ids)` compressed: `version` 2 or 3, `zstd` or zlib.
+    /// `plain(ids)` compressed: `version` 2 or 3, `zstd` (a single-segment frame, as LLVM's
+    /// bundler writes them) or zlib.
     pub fn ccob(ids: &[&str], version: u16, zstd: bool) -> Vec<u8> {
         let inner = plain(ids);
-        let body = if zstd {
-            ruzstd::encoding::compress_to_vec(
-                inner.as_slice(),
-                ruzstd::encoding::CompressionLevel::Fastest,
-            )
-        } else {
-            let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
-            z.write_all(&inner).unwrap();
-            z.finish().unwrap()
+        let body = match zstd {
+            true => zstd_frame(&inner, None),
+            false => zlib(&inner),
         };
+        wrap(&inner, &body, version, zstd)
+    }
+
+    /// `body`, `inner` compressed with zstd or zlib, behind a version 2 or 3 `CCOB` header.
+    pub fn wrap(inner: &[u8], body: &[u8], version: u16, zstd: bool) -> Vec<u8> {
         let mut out = super::CCOB_MAGIC.to_vec();
         out.extend(version.to_le_bytes());
         out.extend(u16::from(zstd).to_le_bytes());
@@ -418,6 +500,43 @@ pub mod build {
         }
         out.extend(0x1234_5678_9abc_def0u64.to_le_bytes());
         out.extend(body);
+        out
+    }
+
+    /// `inner` as a zlib stream.
+    pub fn zlib(inner: &[u8]) -> Vec<u8> {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(inner).unwrap();
+        z.finish().unwrap()
+    }
+
+    /// `inner` as one zstd frame. With `window_log` None the frame is single-segment, as
+    /// libzstd writes a frame whose size it knows (LLVM's bundler does): no window
+    /// descriptor, the window is the content size (the whole bundle). Else the window is
+    /// 2^`window_log` bytes (at least the 128 KiB ruzstd's encoder uses).
+    pub fn zstd_frame(inner: &[u8], window_log: Option<u8>) -> Vec<u8> {
+        let frame =
+            ruzstd::encoding::compress_to_vec(inner, ruzstd::encoding::CompressionLevel::Fastest);
+        // ruzstd writes magic, descriptor (no content size, no dictionary) and a window.
+        let (magic, descriptor) = (&frame[..4], frame[4]);
+        assert_eq!(descriptor & 0b1110_0011, 0, "ruzstd's frame header changed");
+        let checksum = descriptor & 0b100;
+        let mut out = magic.to_vec();
+        match window_log {
+            None => {
+                out.push(0b1000_0000 | 0b10_0000 | checksum); // 4-byte size, single segment
+                out.extend((inner.len() as u32).to_le_bytes());
+            }
+            Some(log) => {
+                assert!(
+                    log >= 17 && frame[5] >> 3 <= 7,
+                    "a window below the encoder's"
+                );
+                out.push(checksum);
+                out.push((log - 10) << 3);
+            }
+        }
+        out.extend(&frame[6..]);
         out
     }
 }
@@ -488,6 +607,58 @@ mod tests {
         assert_eq!(s.targets.len(), 400, "{:?}", s.errors);
     }
 
+    /// Counts the bytes read through it.
+    struct Counting<R> {
+        inner: R,
+        read: u64,
+    }
+
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.read += n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_compressed_bundle_is_read_only_as_far_as_its_entry_table() {
+        // LLVM's bundler writes single-segment zstd frames, whose window is the whole bundle,
+        // or frames with a 128 MiB window: ruzstd's streaming decoder hands out nothing while
+        // it holds less than a window, so every bundle was decompressed whole to read its first
+        // KiB (librocblas5: 65 bundles, 1 GB, up to 158 MB each). A 2 MiB code object that
+        // does not compress: the reader must stop well before its end.
+        let inner = build::plain_with(&["gfx1010", "gfx1012"], &build::noise(1 << 20));
+        let single = build::zstd_frame(&inner, None);
+        let windowed = build::zstd_frame(&inner, Some(22));
+        // A window above 128 MiB was refused; none is needed.
+        let huge = build::zstd_frame(&inner, Some(30));
+        let zlib = build::zlib(&inner);
+        for (what, body, zstd) in [
+            ("zstd, single segment", single, true),
+            ("zstd, 4 MiB window", windowed, true),
+            ("zstd, 1 GiB window", huge, true),
+            ("zlib", zlib, false),
+        ] {
+            for version in [2, 3] {
+                let b = build::wrap(&inner, &body, version, zstd);
+                let mut r = Counting {
+                    inner: Cursor::new(&b),
+                    read: 0,
+                };
+                let p = parse_ccob(&mut r, b.len() as u64);
+                let ids = p.map(|p| p.ids.len());
+                assert_eq!(ids, Ok(3), "{what}, v{version}");
+                assert!(
+                    r.read < 1 << 20,
+                    "{what}, v{version}: {} of the bundle's {} bytes read",
+                    r.read,
+                    b.len()
+                );
+            }
+        }
+    }
+
     #[test]
     fn several_bundles_with_padding_between() {
         let mut b = vec![0u8; 100];
@@ -499,6 +670,17 @@ mod tests {
         let s = scan_bytes(&b);
         assert_eq!(s.bundles, 3, "{s:?}");
         assert_eq!(s.targets.len(), 3, "{s:?}");
+    }
+
+    #[test]
+    fn the_first_whole_magic_is_found() {
+        assert_eq!(find_magic(b"_C__CLANG_OFFLOAD CCO CCOB __CLANG"), Some(22));
+        let mut b = b"CCO__".to_vec();
+        b.extend(PLAIN_MAGIC);
+        b.extend(CCOB_MAGIC);
+        assert_eq!(find_magic(&b), Some(5));
+        assert_eq!(find_magic(b"CCO"), None);
+        assert_eq!(find_magic(b""), None);
     }
 
     #[test]

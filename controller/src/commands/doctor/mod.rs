@@ -8,7 +8,8 @@
 
 mod access;
 mod boot;
-mod codeobj;
+/// Public for its benchmark (controller/benches/codeobj_scan.rs).
+pub mod codeobj;
 #[cfg(test)]
 mod consistency;
 mod distro;
