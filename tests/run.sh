@@ -158,8 +158,10 @@ lane_checks() {
 	if after static-binaries; then
 		stage field-kit-fixtures "$top/tests/field-kit/run.sh" "$rdna1ctl" || :
 		stage check-kernel-debian niced "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel" || :
+		# doctor's code-object reader on Debian's real ROCm libraries, against LLVM's.
+		stage rocm-code-objects niced "$top/tests/rocm/code-objects.sh" "$rdna1ctl" || :
 	else
-		not_run field-kit-fixtures check-kernel-debian
+		not_run field-kit-fixtures check-kernel-debian rocm-code-objects
 	fi
 	[ -z "$lane_failed" ]
 }

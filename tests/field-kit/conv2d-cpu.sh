@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The shipped conv2d.py against a real PyTorch without a GPU (Debian's CPU build, torch-root.sh):
+# The shipped conv2d.py against a real PyTorch without a GPU (Debian's CPU build, in tests/sid-tools/root.sh):
 # - a plain run refuses: exit 1, "ok": false, stage "device", "never runs on the CPU";
 # - --self-test-on-cpu runs the whole check and training on the CPU: the float64 comparison
 #   finds the results correct, and still the run is no pass (exit 1, "ok": false, "on_gpu": false);
@@ -7,18 +7,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-root=$("$here/torch-root.sh")
-# In a mount namespace of its own: proc for torch, the script read-only at /mnt; the cached
-# root itself is never written.
-in_root() {
-	unshare --mount --fork sh -c '
-		root=$1; shift
-		mount -t proc proc "$root/proc" && mount --bind -o ro "$2" "$root/mnt" 2>/dev/null ||
-			mount --bind "$2" "$root/mnt"
-		shift 2
-		exec chroot "$root" env -i PATH=/usr/bin:/bin HOME=/tmp python3 /mnt/conv2d.py "$@"
-	' sh "$root" x "$top/dist/field-kit" "$@"
-}
+in_root() { "$top/tests/sid-tools/run.sh" --bind "$top/dist/field-kit:/mnt" -- python3 /mnt/conv2d.py "$@"; }
 fails=0
 check() { # NAME EXPECTED-EXIT JSON-ASSERTION(python expression on r) [ARGS...]
 	local name=$1 want=$2 expr=$3 rc=0 out
