@@ -415,3 +415,61 @@ fn help_teaches_what_is_tried_and_how_to_keep_it() {
     let h = text(&rdna1ctl(&["run", "--help"]).stdout);
     assert!(h.contains("RDNA1_MTYPE_MODE") && h.contains("--env"), "{h}");
 }
+
+#[test]
+fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
+    // A stand-in for the shipped script (--script): wrong numbers (its own check fails, exit 1)
+    // unless a MIOpen family is off; 9 steps/s without GEMM, 5 without Winograd.
+    let s = Setup::new("numbers", "exit 0");
+    let script = s.dir.join("conv2d.py");
+    std::fs::write(
+        &script,
+        "import json, os, sys\n\
+         speed = {'MIOPEN_DEBUG_CONV_GEMM': 9.0, 'MIOPEN_DEBUG_CONV_WINOGRAD': 5.0}\n\
+         s = [v for k, v in speed.items() if os.environ.get(k) == '0']\n\
+         if s:\n    print(json.dumps({'ok': True, 'correct': True, 'stage': 'done', 'max_rel_error': {'output': 2e-7}, 'steps_per_s': s[0]}))\n    sys.exit(0)\n\
+         print(json.dumps({'ok': False, 'correct': False, 'stage': 'verify', 'max_rel_error': {'output': 0.9}, 'error': 'RuntimeError: wrong results'}))\n\
+         sys.exit(1)\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = s
+        .command(
+            &[
+                "--json",
+                "search",
+                "--all",
+                "--python",
+                "/usr/bin/python3",
+                "--script",
+                script.to_str().unwrap(),
+            ],
+            &[],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let d = doc(&o);
+    assert_eq!(d["workload"]["default_script"], true);
+    let base = &d["arms"][0];
+    assert_eq!(base["outcome"], "fail");
+    assert_eq!(base["conv2d"]["correct"], false, "{base}");
+    assert_eq!(d["winner"], "miopen-no-gemm");
+    let ranking: Vec<&str> = d["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &ranking[..2],
+        ["miopen-no-gemm", "miopen-no-winograd"],
+        "{ranking:?}"
+    );
+    let v = d["verdict"].as_str().unwrap();
+    assert!(
+        v.contains("(9 steps/s") && v.contains("largest error against float64"),
+        "{v}"
+    );
+    assert!(!v.contains("not checked"), "{v}");
+}

@@ -1,0 +1,43 @@
+# `rdna1ctl search` and `rdna1ctl run` with the real module: the MTYPE arms set the real mode
+# through the control device and the search puts it back. The stand-in workload (no GPU here)
+# runs as uid 65534 (SUDO_UID), records the mode and its uid, and passes only under enforce:
+# the search must run the baseline (off) and audit (both fail), stop at mtype-enforce, say
+# that MTYPE mattered, restore mode audit, and keep RDNA1_MTYPE_MODE=enforce; `run --env` with
+# the kept file must run the command under enforce as uid 65534 and put audit back.
+# boot: b
+mtype_down
+modprobe rdna1_mtype mode=audit
+# The initramfs root is mktemp's 0700 directory: uid 65534 could not even reach /bin/sh.
+chmod 755 /
+S=/tmp/search
+rm -rf $S
+mkdir -p $S
+chmod 777 $S
+cat >$S/workload.sh <<'WL'
+mode=$(cat /sys/module/rdna1_mtype/parameters/mode)
+echo "$mode $(id -u)" >>/tmp/search/runs
+[ "$mode" = enforce ]
+WL
+chmod 755 $S/workload.sh
+cd /tmp
+rc=0
+SUDO_UID=65534 SUDO_GID=65534 rdna1ctl --json search --timeout 60 --keep $S/gpu.env \
+	-- sh $S/workload.sh >$S/out.json 2>$S/err || rc=$?
+[ "$rc" = 0 ] || fail "search exit $rc: $(cat $S/out.json $S/err)"
+eq "$(cat $PARAMS/mode)" audit "mode restored after search"
+eq "$(tr '\n' ' ' <$S/runs)" "off 65534 audit 65534 enforce 65534 " "runs (mode, uid)"
+for want in '"winner":"mtype-enforce"' '"ended":"first pass"' '"policy_restored":true' \
+	'"mtype_verdict":"MTYPE mattered' '"kept_to":"/tmp/search/gpu.env"'; do
+	grep -q "$want" $S/out.json || fail "search lacks $want: $(head -c 3000 $S/out.json)"
+done
+grep -qx 'RDNA1_MTYPE_MODE=enforce' $S/gpu.env || fail "kept file: $(cat $S/gpu.env)"
+owner=$(ls -ln $S/gpu.env | awk '{print $3}')
+[ "$owner" = 65534 ] || fail "the kept file is owned by uid $owner, not 65534"
+rm -f $S/runs
+rc=0
+SUDO_UID=65534 SUDO_GID=65534 rdna1ctl run --env $S/gpu.env -- sh $S/workload.sh >$S/run.out 2>&1 || rc=$?
+[ "$rc" = 0 ] || fail "run exit $rc: $(cat $S/run.out)"
+eq "$(cat $S/runs)" "enforce 65534" "run's command (mode, uid)"
+eq "$(cat $PARAMS/mode)" audit "mode restored after run"
+rm -rf $S
+rmmod rdna1_mtype
