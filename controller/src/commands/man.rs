@@ -59,10 +59,16 @@ The user who invoked rdna1ctl through sudo or pkexec. Run as root, \fBdoctor\fR 
 Read by \fBdoctor\fR when \fI/etc/passwd\fR has no home for the user: where \fI~/.local/lib/python3*/site\-packages\fR is. \fBreport\fR sets it (and \fBUSER\fR, \fBLOGNAME\fR) to the user's for the command it runs.
 .TP
 \fBTERM\fR
-\fBdumb\fR: no colour. \fBreport\fR updates its progress line in place only on a terminal that is not \fBdumb\fR.
+\fBdumb\fR: no colour. \fBreport\fR and \fBsearch\fR update their progress line in place only on a terminal that is not \fBdumb\fR.
+.TP
+\fBMIOPEN_CUSTOM_CACHE_DIR\fR, \fBMIOPEN_USER_DB_PATH\fR, \fBMIOPEN_FIND_MODE\fR, \fBMIOPEN_DEBUG_CONV_DIRECT\fR, \fBMIOPEN_DEBUG_CONV_IMPLICIT_GEMM\fR, \fBMIOPEN_DEBUG_CONV_GEMM\fR, \fBMIOPEN_DEBUG_CONV_WINOGRAD\fR, \fBMIOPEN_DEBUG_CONV_FFT\fR, \fBPYTHONPATH\fR
+Set by \fBsearch\fR for one run each (one change per run: a private MIOpen cache, a find mode, a solver family off, the sitecustomize.py that bypasses MIOpen), and by \fBrun\fR from a kept file. \fBdoctor\fR reads the first two: where the user's MIOpen caches are.
+.TP
+\fBRDNA1_UNSET\fR, \fBRDNA1_MTYPE_MODE\fR, \fBRDNA1_MIOPEN\fR
+Lines of a file \fBsearch \-\-keep\fR writes, acted on by \fBrun \-\-env\fR (not passed to the command): variables to remove, the module's mode for the run (root only), \fBbypassed\fR for PyTorch's own convolution.
 .TP
 \fBRDNA1CTL_EXEC_AS\fR
-Internal to \fBreport\fR, which sets it on the rdna1ctl it starts to become the invoking user and run the command; do not set it. Honoured only when root (not setuid) runs rdna1ctl, and never to become root.
+Internal to \fBreport\fR, \fBsearch\fR and \fBrun\fR, which set it on the rdna1ctl it starts to become the invoking user and run the command; do not set it. Honoured only when root (not setuid) runs rdna1ctl, and never to become root.
 "#;
 
 const FILES: &str = r#".SH FILES
@@ -103,8 +109,17 @@ The kernel log: \fBdoctor\fR looks for amdgpu GPU page faults in it; \fBreport\f
 \fIPREFIX/lib/python3*/site\-packages/torch/\fR
 The torch \fBdoctor\fR checks (its version, HIP version and the gfx targets of its code objects), in the site\-packages of the venv, \fI~/.local\fR, \fI/usr/local\fR or \fI/usr\fR (dist\-packages too), or where the interpreter says.
 .TP
+\fI~/.cache/miopen/\fR, \fI~/.config/miopen/\fR
+MIOpen's kernel cache and user databases: \fBdoctor\fR names files left for another GPU architecture.
+.TP
+\fI~/.cache/rdna1\-mtype/miopen\-cache/\fR, \fI~/.cache/rdna1\-mtype/miopen\-db/\fR
+The private MIOpen cache a kept \fBsearch\fR configuration points at (made by \fBrun\fR, for the user).
+.TP
+\fI$TMPDIR/rdna1ctl\-search.XXXXXX/\fR
+One run's private MIOpen cache and sitecustomize.py (\fBsearch\fR, \fBrun\fR), owned by the user, removed after the run.
+.TP
 \fI/usr/share/rdna1\-mtype/conv2d.py\fR
-The Conv2d script \fBreport\fR runs when given no command (first \fIPREFIX/share/rdna1\-mtype/conv2d.py\fR beside the binary's prefix; \fB\-\-script\fR names another).
+The Conv2d script \fBreport\fR and \fBsearch\fR run when given no command (first \fIPREFIX/share/rdna1\-mtype/conv2d.py\fR beside the binary's prefix; \fB\-\-script\fR names another).
 "#;
 
 pub fn run(command: Option<&str>, out: &mut impl Write) -> Result<()> {

@@ -357,6 +357,17 @@ fn steps_per_s(a: &ArmJson) -> Option<f64> {
     a.conv2d.as_ref()?.get("steps_per_s")?.as_f64()
 }
 
+/// The largest of the shipped script's relative errors (output and gradients), if it said.
+fn largest_error(a: &ArmJson) -> Option<f64> {
+    a.conv2d
+        .as_ref()?
+        .get("max_rel_error")?
+        .as_object()?
+        .values()
+        .filter_map(serde_json::Value::as_f64)
+        .reduce(f64::max)
+}
+
 /// The winner, ranking, what to keep and the verdicts.
 fn conclude(doc: &mut SearchJson, home: Option<&Path>) {
     let passed: Vec<&ArmJson> = doc.arms.iter().filter(|a| a.outcome == "pass").collect();
@@ -374,11 +385,8 @@ fn conclude(doc: &mut SearchJson, home: Option<&Path>) {
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     doc.ranking = ranked.iter().map(|a| a.arm.id.clone()).collect();
-    let how = |a: &ArmJson| match (
-        steps_per_s(a),
-        a.conv2d.as_ref().and_then(|c| c.get("max_rel_error")),
-    ) {
-        (Some(s), Some(e)) => format!(" ({s} steps/s; largest error against float64 {e})"),
+    let how = |a: &ArmJson| match (steps_per_s(a), largest_error(a)) {
+        (Some(s), Some(e)) => format!(" ({s} steps/s; largest error against float64 {e:.1e})"),
         (Some(s), None) => format!(" ({s} steps/s)"),
         _ => String::new(),
     };

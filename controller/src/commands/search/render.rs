@@ -7,9 +7,22 @@ use anyhow::Result;
 use super::json::SearchJson;
 
 pub fn human(doc: &SearchJson, out: &mut impl Write) -> Result<()> {
+    // Combinations that never ran are counted, not listed; a skip's reason is said once.
+    let mut quiet = 0;
+    let mut reasons: Vec<&str> = Vec::new();
     for a in &doc.arms {
+        if a.record.is_none() && a.arm.id.contains('+') {
+            quiet += 1;
+            continue;
+        }
         let detail = match a.outcome {
-            "skipped" => a.arm.skipped.clone().unwrap_or_default(),
+            "skipped" => {
+                let why = a.arm.skipped.as_deref().unwrap_or_default();
+                if !reasons.contains(&why) {
+                    reasons.push(why);
+                }
+                "skipped (below)".into()
+            }
             "not_run" => "not run".into(),
             _ => {
                 let mut d = a.failure.clone().unwrap_or_default();
@@ -27,6 +40,12 @@ pub fn human(doc: &SearchJson, out: &mut impl Write) -> Result<()> {
             }
         };
         writeln!(out, "{:<8} {:<36} {detail}", a.outcome, a.arm.id)?;
+    }
+    if quiet > 0 {
+        writeln!(out, "         ({quiet} combinations not run)")?;
+    }
+    for r in reasons {
+        writeln!(out, "skipped: {r}")?;
     }
     writeln!(out)?;
     writeln!(out, "{}", doc.verdict)?;
