@@ -31,7 +31,7 @@ files() {
 		echo "@man-$c $PREFIX/share/man/man8/rdna1ctl-$c.8 644"
 	done
 	echo "dist/systemd/rdna1-mtype.service $PREFIX/lib/systemd/system/rdna1-mtype.service 644"
-	echo "dist/udev/70-rdna1-mtype.rules $PREFIX/lib/udev/rules.d/70-rdna1-mtype.rules 644"
+	echo "udev/70-rdna1-mtype.rules $PREFIX/lib/udev/rules.d/70-rdna1-mtype.rules 644"
 	echo "dist/modprobe.d/rdna1-mtype.conf $PREFIX/lib/modprobe.d/rdna1-mtype.conf 644"
 	# The workload `rdna1ctl report` runs by default (it looks in PREFIX/share/rdna1-mtype/).
 	echo "dist/field-kit/conv2d.py $PREFIX/share/rdna1-mtype/conv2d.py 644"

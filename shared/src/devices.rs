@@ -78,7 +78,7 @@ mod udev_rule {
 
     #[test]
     fn udev_rule_ids_equal_the_table() {
-        let rules = include_str!("../../dist/udev/70-rdna1-mtype.rules");
+        let rules = include_str!("../../udev/70-rdna1-mtype.rules");
         let line = rules
             .lines()
             .find(|l| l.contains("RUN{builtin}+=\"kmod load rdna1_mtype\""))
