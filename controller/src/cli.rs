@@ -311,8 +311,8 @@ pub struct SearchArgs {
     /// Start no run after S seconds in all.
     #[arg(long, value_name = "S", default_value = "7200", value_parser = parse_timeout, allow_negative_numbers = true)]
     pub budget: f64,
-    /// Run at most N configurations.
-    #[arg(long, value_name = "N", default_value = "30", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// Run at most N configurations (the default runs every one: at most 32).
+    #[arg(long, value_name = "N", default_value = "40", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_runs: u32,
     /// Write the winning configuration to FILE (an environment file for `rdna1ctl run --env`).
     #[arg(long, value_name = "FILE")]

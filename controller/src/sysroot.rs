@@ -58,8 +58,9 @@ impl SysRoot {
     /// (`libtorch_hip.so -> /usr/lib/...`, `/opt/rocm -> /etc/alternatives/rocm`) leads to the
     /// root's file, never the host's. The kernel resolves it (openat2 with RESOLVE_IN_ROOT,
     /// Linux 5.6), so `..` and absolute links cannot leave the root. Paths on the host's own
-    /// `/`, outside the root, or that do not resolve (missing, a loop) come back unchanged:
-    /// the caller's read then fails as it would have.
+    /// `/` or outside the root come back unchanged; one that does not resolve inside the root
+    /// (missing, a loop) comes back unchanged when it is missing here too, else as a path that
+    /// cannot exist: the caller's read then fails, never reaching the host's file.
     pub fn resolve(&self, p: &Path) -> PathBuf {
         if self.is_host() {
             return p.to_path_buf();
@@ -67,7 +68,14 @@ impl SysRoot {
         let Ok(rel) = p.strip_prefix(&self.base) else {
             return p.to_path_buf();
         };
-        self.resolve_in_root(rel).unwrap_or_else(|| p.to_path_buf())
+        match self.resolve_in_root(rel) {
+            Some(real) => real,
+            // Not inside the root, yet there on this machine: a link leading out of the
+            // root's files (to the host's /opt/rocm-X, say). A path that cannot exist, so the
+            // caller finds nothing rather than the host's file.
+            None if p.exists() => self.base.join(".rdna1ctl-unresolved-link").join(rel),
+            None => p.to_path_buf(),
+        }
     }
 
     fn resolve_in_root(&self, rel: &Path) -> Option<PathBuf> {
@@ -146,6 +154,14 @@ mod tests {
         assert_eq!(r("/usr/lib/up.so"), dir.join("usr/lib/x/libt.so"));
         // Links in the middle of a path, through the root's /etc/alternatives.
         assert_eq!(r("/opt/rocm/lib"), dir.join("opt/rocm-7.2.0/lib"));
+        // A link to something the root lacks but the host has is not followed on the host.
+        link("opt/bin", "/usr/bin");
+        assert!(Path::new("/usr/bin").exists() && !dir.join("usr/bin").exists());
+        assert!(
+            !r("/opt/bin").exists(),
+            "{} leads to the host's /usr/bin",
+            r("/opt/bin").display()
+        );
         // Missing files and loops come back as they were.
         assert_eq!(r("/nowhere/x"), dir.join("nowhere/x"));
         assert_eq!(r("/loop"), dir.join("loop"));

@@ -473,3 +473,114 @@ fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
     );
     assert!(!v.contains("not checked"), "{v}");
 }
+
+#[test]
+fn run_as_root_creates_no_directory_a_kept_file_names() {
+    // A kept file is the user's: root must not create (and give the user) a directory it
+    // names, which a link in the user's path could put anywhere. MIOpen makes its own, as the
+    // user.
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let s = Setup::new("rundirs", "exit 0");
+    let target = s.dir.join("root-only");
+    std::fs::create_dir(&target).unwrap();
+    std::os::unix::fs::symlink(&target, s.dir.join("link")).unwrap();
+    let kept = s.dir.join("gpu.env");
+    let db = s.dir.join("link/new-db");
+    std::fs::write(&kept, format!("MIOPEN_USER_DB_PATH={}\n", db.display())).unwrap();
+    let o = s
+        .command(&["run", "--env", kept.to_str().unwrap(), "--", "true"], &[])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        !target.join("new-db").exists(),
+        "root made a directory the kept file named"
+    );
+}
+
+#[test]
+fn a_kept_files_variables_reach_the_command_only_after_root_is_dropped() {
+    // As root, a file naming RDNA1CTL_EXEC_AS (or LD_PRELOAD) must not change what the process
+    // that is still root does: the command runs as the invoking user, with the file's values.
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let s = Setup::new("envdrop", "exit 0");
+    let kept = s.dir.join("gpu.env");
+    std::fs::write(
+        &kept,
+        "RDNA1_UNSET=RDNA1CTL_EXEC_AS\nA_VALUE=from-the-file\n",
+    )
+    .unwrap();
+    let o = s
+        .command(
+            &[
+                "run",
+                "--env",
+                kept.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "echo $(id -u) $A_VALUE",
+            ],
+            &[],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), "65534 from-the-file");
+}
+
+#[test]
+fn run_keeps_the_command_in_the_terminals_process_group() {
+    // In rdna1ctl's own group, so a terminal's stdin and Ctrl-C reach it (a group of its own
+    // is a background group: reading the terminal would stop it).
+    let s = Setup::new("pgrp", "exit 0");
+    let kept = s.dir.join("gpu.env");
+    std::fs::write(&kept, "A=1\n").unwrap();
+    let o = s
+        .command(
+            &[
+                "run",
+                "--env",
+                kept.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "cut -d' ' -f5 /proc/$$/stat; cut -d' ' -f5 /proc/$PPID/stat",
+            ],
+            &[],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let groups: Vec<&str> = out.lines().collect();
+    assert_eq!(groups.len(), 2, "{out}");
+    assert_eq!(
+        groups[0], groups[1],
+        "the command's group and rdna1ctl's differ: {out}"
+    );
+}
+
+#[test]
+fn a_run_the_budget_cut_short_is_no_verdict_on_its_arm() {
+    let s = Setup::new("budgetcut", "sleep 5; exit 1");
+    let o = s.search(&["--timeout", "60", "--budget", "1"], &[]);
+    let d = doc(&o);
+    assert_eq!(d["ended"], "--budget spent", "{d}");
+    let base = &d["arms"][0];
+    assert_eq!(base["outcome"], "not_run", "{base}");
+    assert!(
+        !d["verdict"]
+            .as_str()
+            .unwrap()
+            .contains("baseline: timed out"),
+        "{}",
+        d["verdict"]
+    );
+}

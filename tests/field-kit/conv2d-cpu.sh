@@ -3,7 +3,8 @@
 # - a plain run refuses: exit 1, "ok": false, stage "device", "never runs on the CPU";
 # - --self-test-on-cpu runs the whole check and training on the CPU: the float64 comparison
 #   finds the results correct, and still the run is no pass (exit 1, "ok": false, "on_gpu": false);
-# - --self-test-on-cpu --corrupt: the comparison catches results 1% off (stage "verify").
+# - --self-test-on-cpu --corrupt scale: the comparison catches results 1% off (stage "verify");
+#   --corrupt nan: results that are not finite, still printed as valid JSON.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -16,7 +17,7 @@ check() { # NAME EXPECTED-EXIT JSON-ASSERTION(python expression on r) [ARGS...]
 	if [ "$rc" -ne "$want" ]; then
 		echo "FAIL $name: exit $rc, expected $want: $out"
 		fails=$((fails + 1))
-	elif ! python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if eval(sys.argv[2]) else 1)' \
+	elif ! python3 -c 'import json,sys; r=json.loads(sys.argv[1], parse_constant=lambda c: sys.exit("not JSON: " + c)); sys.exit(0 if eval(sys.argv[2]) else 1)' \
 		"$out" "$expr"; then
 		echo "FAIL $name: $expr does not hold for $out"
 		fails=$((fails + 1))
@@ -31,5 +32,8 @@ check self-test-correct-but-no-pass 1 \
 	--self-test-on-cpu
 check self-test-catches-wrong-numbers 1 \
 	'not r["ok"] and r["correct"] is False and r["stage"] == "verify" and "wrong results" in r["error"] and min(r["max_rel_error"].values()) > r["tolerance"]' \
-	--self-test-on-cpu --corrupt
+	--self-test-on-cpu --corrupt scale
+check self-test-catches-non-finite-numbers 1 \
+	'not r["ok"] and r["correct"] is False and set(r["max_rel_error"].values()) == {"inf"}' \
+	--self-test-on-cpu --corrupt nan
 [ "$fails" -eq 0 ]

@@ -7,9 +7,10 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use anyhow::{Context, Result};
@@ -22,7 +23,6 @@ use crate::runner::keep;
 use crate::runner::policy::Restore;
 use crate::runner::user::{self, Invoker, RunAs};
 use crate::runner::workload::EnvChanges;
-use crate::runner::Signals;
 use crate::Ctx;
 
 pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
@@ -34,30 +34,32 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     } else {
         None
     };
-    // The mode: set it as root; without root only run if it is already in force.
+    // The mode: nothing to do if it is in force already; else set it as root (and put it back
+    // afterwards); without root, refuse.
+    let now = match kept.mtype {
+        Some(_) => match params::read(&ctx.root)? {
+            params::ModuleState::Loaded(l) => Some(l.mode),
+            params::ModuleState::NotLoaded => None,
+        },
+        None => None,
+    };
     let dev = match kept.mtype {
+        Some(m) if now == Some(m) => None,
         Some(m) if root => Some(
             control::open(&ctx.root)
                 .with_context(|| format!("{} asks for mode {}", args.env.display(), m.name()))?,
         ),
         Some(m) => {
-            let now = match params::read(&ctx.root)? {
-                params::ModuleState::Loaded(l) => Some(l.mode),
-                params::ModuleState::NotLoaded => None,
-            };
-            if now != Some(m) {
-                return Err(coded(
-                    Code::Permission,
-                    format!(
-                        "{} asks for rdna1_mtype in mode {} (now {}): setting it needs root: sudo -E rdna1ctl run --env {} -- ...",
-                        args.env.display(),
-                        m.name(),
-                        now.map_or("not loaded", |m| m.name()),
-                        args.env.display()
-                    ),
-                ));
-            }
-            None
+            return Err(coded(
+                Code::Permission,
+                format!(
+                    "{} asks for rdna1_mtype in mode {} (now {}): setting it needs root: sudo -E rdna1ctl run --env {} -- ...",
+                    args.env.display(),
+                    m.name(),
+                    now.map_or("not loaded", |m| m.name()),
+                    args.env.display()
+                ),
+            ));
         }
         None => None,
     };
@@ -75,18 +77,12 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
         unset: kept.unset.iter().map(OsString::from).collect(),
     };
     env.set.extend(prepared.env.set.iter().cloned());
-    // Private MIOpen directories the file names are made for the user, as MIOpen would.
-    for (k, v) in &kept.set {
-        if (k == "MIOPEN_CUSTOM_CACHE_DIR" || k == "MIOPEN_USER_DB_PATH")
-            && !std::path::Path::new(v).exists()
-        {
-            std::fs::create_dir_all(v).with_context(|| format!("creating {v}"))?;
-            if let Some(u) = &run_as {
-                std::os::unix::fs::chown(v, Some(u.uid), Some(u.gid))?;
-            }
-        }
-    }
-    let signals = Signals::install().context("installing signal handlers")?;
+    // A private MIOpen directory the file names is not made here: MIOpen makes it at first
+    // use, as the user (root making it could follow a link of the user's anywhere).
+    // In rdna1ctl's own process group: a terminal's Ctrl-C, Ctrl-\\ and stdin reach the command
+    // itself; rdna1ctl only waits (it must outlive the command to put the policy back) and
+    // passes on what a terminal does not send to a group (SIGTERM, SIGHUP from kill).
+    let signals = Forward::install().context("installing signal handlers")?;
     let mut guard = match (&dev, kept.mtype) {
         (Some(d), Some(m)) => {
             let mut g = Restore::record(d)?;
@@ -95,7 +91,7 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
         }
         _ => None,
     };
-    let status = start(&args.command, run_as.as_ref(), &env, &signals.flag);
+    let status = start(&args.command, run_as.as_ref(), &env, &signals);
     drop(prepared);
     let restored = guard.take().map(Restore::restore).transpose();
     drop(signals);
@@ -112,43 +108,80 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     std::process::exit(code)
 }
 
-/// Runs the command with the terminal's stdin, stdout and stderr until it exits. As root it
-/// runs as `user` in a process group of its own (report's way of dropping root), so a Ctrl-C
-/// that reaches rdna1ctl is passed on to that group.
+/// Signals rdna1ctl catches while the command runs: each only raises its flag.
+struct Forward {
+    flags: Vec<(i32, Arc<AtomicBool>)>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Forward {
+    fn install() -> Result<Forward> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+        let mut f = Forward {
+            flags: Vec::new(),
+            ids: Vec::new(),
+        };
+        for sig in [SIGINT, SIGQUIT, SIGTERM, SIGHUP] {
+            let flag = Arc::new(AtomicBool::new(false));
+            f.ids
+                .push(signal_hook::flag::register(sig, Arc::clone(&flag))?);
+            f.flags.push((sig, flag));
+        }
+        Ok(f)
+    }
+
+    /// The signals to pass on to the command since the last call: SIGTERM and SIGHUP (SIGINT
+    /// and SIGQUIT come from the terminal, which sent them to the command too).
+    fn take(&self) -> Vec<Signal> {
+        self.flags
+            .iter()
+            .filter(|(_, f)| f.swap(false, Ordering::Relaxed))
+            .filter_map(|(s, _)| Signal::try_from(*s).ok())
+            .filter(|s| matches!(s, Signal::SIGTERM | Signal::SIGHUP))
+            .collect()
+    }
+}
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// Runs the command with the terminal's stdin, stdout and stderr until it exits, as `user`
+/// when root runs it for someone (through rdna1ctl itself, which drops root and then applies
+/// the file's variables), in rdna1ctl's own process group.
 fn start(
     argv: &[OsString],
     user: Option<&RunAs>,
     env: &EnvChanges,
-    stop: &AtomicBool,
+    signals: &Forward,
 ) -> Result<std::process::ExitStatus> {
     let (prog, rest) = argv.split_first().context("no command given after --")?;
     let mut cmd = match user {
-        Some(u) => u.command(Path::new("/proc/self/exe"), prog, rest),
+        Some(u) => u.command_in_my_group(Path::new("/proc/self/exe"), prog, rest),
         None => {
             let mut c = Command::new(prog);
             c.args(rest);
             c
         }
     };
-    for k in &env.unset {
-        cmd.env_remove(k);
-    }
-    for (k, v) in &env.set {
-        cmd.env(k, v);
-    }
+    env.apply(&mut cmd, user.is_some());
     let mut child = cmd.spawn().map_err(|e| {
         coded(
             Code::Error,
             format!("could not start {}: {e}", prog.to_string_lossy()),
         )
     })?;
-    let pgid = Pid::from_raw(child.id() as i32);
+    let pid = Pid::from_raw(child.id() as i32);
     loop {
         if let Some(st) = child.try_wait()? {
             return Ok(st);
         }
-        if user.is_some() && stop.swap(false, Ordering::Relaxed) {
-            let _ = killpg(pgid, Signal::SIGINT);
+        for sig in signals.take() {
+            let _ = kill(pid, sig);
         }
         std::thread::sleep(Duration::from_millis(50));
     }

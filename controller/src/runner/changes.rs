@@ -1,7 +1,7 @@
 //! A configuration the owner's command runs under (what `search` tries and `run` applies), and
 //! what it needs on disk for one run, removed after it: a private MIOpen kernel cache and user
-//! database, and the `sitecustomize.py` that turns MIOpen off in PyTorch. Made by root for the
-//! user the command runs as (owned by them, mode 0700), or by the user.
+//! database (the user's, mode 0700), and the `sitecustomize.py` that turns MIOpen off in
+//! PyTorch (root's when root made it: the user reads it, and cannot swap it for a link).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -80,12 +80,16 @@ impl Prepared {
             }
         }
         if arm.miopen_bypassed {
+            // Root's, readable by all: the user cannot swap it or the directory it is in.
             let d = dir.join("python");
-            mkdir_for(&d, user)?;
+            std::fs::create_dir(&d).with_context(|| format!("creating {}", d.display()))?;
             let file = d.join("sitecustomize.py");
-            std::fs::write(&file, SITECUSTOMIZE)
+            std::fs::File::options()
+                .write(true)
+                .create_new(true)
+                .open(&file)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, SITECUSTOMIZE.as_bytes()))
                 .with_context(|| format!("writing {}", file.display()))?;
-            chown(&file, user)?;
             let mut path = d.into_os_string();
             if let Some(old) = python_path.filter(|o| !o.is_empty()) {
                 path.push(":");
@@ -105,17 +109,29 @@ impl Drop for Prepared {
     }
 }
 
-/// A new directory in the temp dir, for `user`, mode 0700.
+/// A new directory for one run, mode 0755 and owned by whoever made it, so the user reads what
+/// is in it and cannot replace any of it. For another user (root runs the command as them):
+/// below /tmp, never a TMPDIR from that user's environment.
 fn private_dir(user: Option<&RunAs>) -> Result<PathBuf> {
-    let template = std::env::temp_dir().join("rdna1ctl-search.XXXXXX");
+    use std::os::unix::fs::PermissionsExt;
+    let base = match user {
+        Some(_) => PathBuf::from("/tmp"),
+        None => std::env::temp_dir(),
+    };
+    let template = base.join("rdna1ctl-search.XXXXXX");
     let dir = nix::unistd::mkdtemp(&template)
         .with_context(|| format!("creating a directory like {}", template.display()))?;
-    chown(&dir, user)?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("opening {} to the user", dir.display()))?;
     Ok(dir)
 }
 
+/// A directory the user's MIOpen writes in: made here, then given to the user (mode 0700);
+/// nothing is written into it from here.
 fn mkdir_for(d: &Path, user: Option<&RunAs>) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
     chown(d, user)
 }
 
@@ -130,6 +146,55 @@ fn chown(p: &Path, user: Option<&RunAs>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// As root for another user: what the command reads (the sitecustomize.py and the
+    /// directories above it) stays root's, so the user cannot turn root's own writes into
+    /// writes through a link; only the MIOpen directories are the user's.
+    #[test]
+    fn as_root_the_user_owns_only_the_miopen_directories() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipped: needs root (chown)");
+            return;
+        }
+        let user = RunAs {
+            uid: 65534,
+            gid: 65534,
+            groups: vec![65534],
+            name: None,
+            home: None,
+            source: "--user",
+        };
+        let arm = Changes {
+            fresh_miopen: true,
+            miopen_bypassed: true,
+            ..Changes::default()
+        };
+        let p = Prepared::make(&arm, Some(&user), None).unwrap();
+        let dir = p.dir.clone().unwrap();
+        let meta = |rel: &str| std::fs::symlink_metadata(dir.join(rel)).unwrap();
+        for rel in ["", "python", "python/sitecustomize.py"] {
+            let m = meta(rel);
+            assert_eq!(
+                (m.uid(), m.mode() & 0o022),
+                (0, 0),
+                "{rel:?} must be root's, not writable by others"
+            );
+        }
+        assert!(
+            dir.starts_with("/tmp"),
+            "not below a TMPDIR the user chose: {}",
+            dir.display()
+        );
+        assert_eq!(
+            meta("").mode() & 0o005,
+            0o005,
+            "the user must reach the files"
+        );
+        for rel in ["miopen-cache", "miopen-db"] {
+            assert_eq!(meta(rel).uid(), 65534, "{rel}");
+        }
+    }
 
     #[test]
     fn dirs_are_made_and_removed() {

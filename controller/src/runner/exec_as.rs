@@ -17,6 +17,17 @@ use nix::unistd::{setgroups, setresgid, setresuid, Gid, Uid};
 
 /// `uid:gid:group,group,...` of the user to become; set only on the command report starts.
 pub const ENV: &str = "RDNA1CTL_EXEC_AS";
+/// The command's own environment changes (JSON `{"set": [[name, value]], "unset": [name]}`),
+/// applied only once root is dropped: a value from a user's file (`run --env`) never reaches
+/// the process that is still root (`LD_PRELOAD`, or [`ENV`] itself).
+pub const ENV_CHANGES: &str = "RDNA1CTL_EXEC_ENV";
+
+/// What [`ENV_CHANGES`] carries.
+#[derive(Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Changes {
+    pub set: Vec<(String, String)>,
+    pub unset: Vec<String>,
+}
 /// The exit code when the command could not be started (as a shell's "cannot execute").
 pub const CANNOT_START: i32 = 127;
 /// How the one line on stderr starts when the command could not be started.
@@ -90,10 +101,26 @@ pub fn exec_from_env() -> Option<u8> {
             "{shown}: {ENV} is only for rdna1ctl report run by root (not setuid)"
         ));
     }
+    // Read while root, applied after: the text is inert until then.
+    let changes: Changes = match std::env::var(ENV_CHANGES) {
+        Ok(text) => match serde_json::from_str(&text) {
+            Ok(c) => c,
+            Err(e) => return fail(format!("{shown}: {ENV_CHANGES} is not valid: {e}")),
+        },
+        Err(_) => Changes::default(),
+    };
     if let Err(e) = drop_root(uid, gid, &groups) {
         return fail(format!("{shown} as uid {uid}: {e}"));
     }
-    let e = Command::new(prog).args(args).env_remove(ENV).exec();
+    let mut cmd = Command::new(prog);
+    cmd.args(args).env_remove(ENV).env_remove(ENV_CHANGES);
+    for k in &changes.unset {
+        cmd.env_remove(k);
+    }
+    for (k, v) in &changes.set {
+        cmd.env(k, v);
+    }
+    let e = cmd.exec();
     fail(format!("{shown} as uid {uid}: {e}"))
 }
 

@@ -44,9 +44,8 @@ pub fn lines(id: &str, what: &str, arm: &Changes, home: Option<&Path>) -> Vec<St
     if !arm.unset.is_empty() {
         v.push(format!("RDNA1_UNSET={}", quote(&arm.unset.join(" "))));
     }
-    if let Some(m) = arm.mtype
-        && m != Mode::Off.name()
-    {
+    // The mode the run had, off too: `run` reproduces it (or says it needs root to).
+    if let Some(m) = arm.mtype {
         v.push(format!("RDNA1_MTYPE_MODE={m}"));
     }
     if arm.miopen_bypassed {
@@ -55,13 +54,17 @@ pub fn lines(id: &str, what: &str, arm: &Changes, home: Option<&Path>) -> Vec<St
     v
 }
 
-/// `s` double-quoted when it holds anything but plain characters.
+/// `s` as it is when plain, else single-quoted: read literally by dotenvy and by `sh` (no `$`,
+/// backtick or backslash expansion). A single quote or a line break cannot be kept so: the
+/// line says so instead.
 fn quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,".contains(c))
     {
         s.to_owned()
+    } else if !s.contains(['\'', '\n']) {
+        format!("'{s}'")
     } else {
         format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
     }
@@ -123,6 +126,17 @@ mod tests {
             "MIOPEN_USER_DB_PATH".into(),
             "/home/u/.cache/rdna1-mtype/miopen-db".into()
         )));
+        // Values are read back literally: no $ expansion from the reader's environment.
+        let odd = Changes {
+            set: vec![("P".into(), "/home/a$HOME/`x` y".into())],
+            mtype: Some("off"),
+            ..Changes::default()
+        };
+        std::fs::write(&f, lines("x", "y", &odd, None).join("\n") + "\n").unwrap();
+        let k = read(&f).unwrap();
+        assert_eq!(k.set, [("P".to_owned(), "/home/a$HOME/`x` y".to_owned())]);
+        // The mode the winner ran under is kept, off too: run then reproduces it.
+        assert_eq!(k.mtype, Some(Mode::Off));
         std::fs::write(&f, "RDNA1_MTYPE_MODE=fast\n").unwrap();
         assert!(format!("{:#}", read(&f).unwrap_err()).contains("give off, audit or enforce"));
         std::fs::write(&f, "RDNA1_OTHER=1\n").unwrap();

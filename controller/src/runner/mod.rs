@@ -20,9 +20,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Result;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 
-/// SIGINT, SIGTERM and SIGHUP only raise a flag: the run in progress is ended, the policy put
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT only raise a flag: the run in progress is ended, the policy put
 /// back and the report written. (Every further one too: the policy must be put back.)
 pub struct Signals {
     pub flag: Arc<AtomicBool>,
@@ -33,7 +33,7 @@ impl Signals {
     pub fn install() -> Result<Signals> {
         let flag = Arc::new(AtomicBool::new(false));
         let mut ids = Vec::new();
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
+        for sig in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
             ids.push(signal_hook::flag::register(sig, Arc::clone(&flag))?);
         }
         Ok(Signals { flag, ids })

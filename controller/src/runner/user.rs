@@ -76,7 +76,7 @@ pub fn decide(inv: &Invoker) -> anyhow::Result<Target> {
         };
         if matches!(target, Target::Uid { uid: 0, .. }) {
             return Err(usage(format!(
-                "--user {name}: report never runs the command as root: {FIX}"
+                "--user {name}: rdna1ctl never runs the command as root: {FIX}"
             )));
         }
         return Ok(target);
@@ -110,7 +110,7 @@ pub fn decide(inv: &Invoker) -> anyhow::Result<Target> {
         }
     }
     Err(usage(format!(
-        "report runs your command as the user who invoked it, and root invoked it (no SUDO_UID \
+        "rdna1ctl runs your command as the user who invoked it, and root invoked it (no SUDO_UID \
          or PKEXEC_UID): {FIX}"
     )))
 }
@@ -214,7 +214,7 @@ pub fn resolve(target: &Target, db: &impl Accounts) -> anyhow::Result<RunAs> {
     if uid == 0 {
         return Err(coded(
             Code::Usage,
-            format!("{source} names root: report never runs the command as root: {FIX}"),
+            format!("{source} names root: rdna1ctl never runs the command as root: {FIX}"),
         ));
     }
     let mut groups = acct
@@ -243,6 +243,14 @@ impl RunAs {
     /// `exe` is `/proc/self/exe` in use: the running binary even if a package upgrade replaced
     /// or removed its file meanwhile.
     pub fn command(&self, exe: &Path, prog: &OsStr, args: &[OsString]) -> Command {
+        let mut cmd = self.command_in_my_group(exe, prog, args);
+        cmd.process_group(0);
+        cmd
+    }
+
+    /// [`RunAs::command`] without a process group of its own: in the caller's, so that a
+    /// terminal's foreground group (stdin, Ctrl-C) includes it (`rdna1ctl run`).
+    pub fn command_in_my_group(&self, exe: &Path, prog: &OsStr, args: &[OsString]) -> Command {
         let mut cmd = Command::new(exe);
         cmd.arg0("rdna1ctl").arg(prog).args(args);
         for v in [
@@ -262,7 +270,6 @@ impl RunAs {
         if let Some(name) = &self.name {
             cmd.env("USER", name).env("LOGNAME", name);
         }
-        cmd.process_group(0);
         cmd.env(
             exec_as::ENV,
             exec_as::spec(self.uid, self.gid, &self.groups),

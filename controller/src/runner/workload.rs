@@ -131,6 +131,34 @@ pub struct EnvChanges {
     pub unset: Vec<OsString>,
 }
 
+impl EnvChanges {
+    /// Puts the changes on `cmd`: directly, or (`through_helper`: `cmd` is rdna1ctl started as
+    /// root to drop root and exec the command) in [`exec_as::ENV_CHANGES`], which that process
+    /// applies only after dropping root.
+    pub fn apply(&self, cmd: &mut Command, through_helper: bool) {
+        if !through_helper {
+            for k in &self.unset {
+                cmd.env_remove(k);
+            }
+            for (k, v) in &self.set {
+                cmd.env(k, v);
+            }
+            return;
+        }
+        let text = |o: &OsString| o.to_string_lossy().into_owned();
+        let c = exec_as::Changes {
+            set: self.set.iter().map(|(k, v)| (text(k), text(v))).collect(),
+            unset: self.unset.iter().map(text).collect(),
+        };
+        if c != exec_as::Changes::default() {
+            cmd.env(
+                exec_as::ENV_CHANGES,
+                serde_json::to_string(&c).unwrap_or_default(),
+            );
+        }
+    }
+}
+
 /// Runs `argv` as `user` (None: as this process, for tests), with stdin from /dev/null, until
 /// it exits, `timeout` passes or `stop` is raised. `progress` gets a tick every second.
 pub fn run(
@@ -176,12 +204,7 @@ pub fn run_with(
             cmd
         }
     };
-    for k in &env.unset {
-        cmd.env_remove(k);
-    }
-    for (k, v) in &env.set {
-        cmd.env(k, v);
-    }
+    env.apply(&mut cmd, user.is_some());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

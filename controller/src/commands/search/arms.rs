@@ -35,6 +35,8 @@ pub const FAMILIES: [(&str, &str, &str); 5] = [
 pub struct Situation {
     /// Why the module's arms cannot run (not loaded, not root, ...), or None if they can.
     pub no_module: Option<String>,
+    /// The module's mode, left as it is, when the search cannot set it (None: no module).
+    pub mode_now: Option<&'static str>,
     /// HSA_OVERRIDE_GFX_VERSION in the owner's environment.
     pub override_now: Option<String>,
     /// The override worth trying (never a foreign ISA): `Some("10.1.0")` on a gfx1011/gfx1012.
@@ -76,7 +78,13 @@ impl Arm {
 pub fn plan(s: &Situation) -> Vec<Arm> {
     let mut single = vec![Arm::new(
         "baseline",
-        "nothing: your environment as it is, MTYPE off",
+        match (&s.no_module, s.mode_now) {
+            (None, _) => "nothing: your environment as it is, MTYPE off".to_owned(),
+            (Some(_), Some(m)) => {
+                format!("nothing: your environment as it is, rdna1_mtype left in mode {m}")
+            }
+            (Some(_), None) => "nothing: your environment as it is (no rdna1_mtype)".to_owned(),
+        },
     )];
     for mode in [Mode::Audit, Mode::Enforce] {
         let mut a = Arm::new(
@@ -171,8 +179,8 @@ pub fn plan(s: &Situation) -> Vec<Arm> {
             a.skipped = Some(format!("needs rdna1_mtype: {why}"));
         }
         if s.no_module.is_some() && a.changes.mtype == Some(Mode::Off.name()) {
-            // Without the module nothing sets a mode: the run is as the machine is.
-            a.changes.mtype = None;
+            // Nothing sets a mode: the run has whatever is in force.
+            a.changes.mtype = s.mode_now;
         }
     }
     all

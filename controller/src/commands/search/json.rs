@@ -21,6 +21,9 @@ pub struct SearchJson {
     pub workload: WorkloadJson,
     /// Why the module's arms (MTYPE audit, enforce) are skipped; null if they can run.
     pub module_skipped: Option<String>,
+    /// The module's mode, left in force for every run, when the search could not set it
+    /// (null: no module loaded, or the search sets it per arm).
+    pub mode_in_force: Option<&'static str>,
     /// `--max-runs`, `--budget`, `--all`.
     pub max_runs: u32,
     pub budget_s: f64,

@@ -109,8 +109,13 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
     )?;
     let default_script = args.command.is_empty();
     let (no_module, dev) = module_problem(ctx, root);
+    let mode_now = match (&no_module, crate::module::params::read(&ctx.root)) {
+        (Some(_), Ok(crate::module::params::ModuleState::Loaded(l))) => Some(l.mode.name()),
+        _ => None,
+    };
     let situation = Situation {
         no_module: no_module.clone(),
+        mode_now,
         override_now: std::env::var("HSA_OVERRIDE_GFX_VERSION")
             .ok()
             .filter(|v| !v.is_empty()),
@@ -137,6 +142,7 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
             timeout_s: args.timeout,
         },
         module_skipped: no_module,
+        mode_in_force: mode_now,
         max_runs: args.max_runs,
         budget_s: args.budget,
         all: args.all,
@@ -266,9 +272,16 @@ impl Search<'_> {
                 continue;
             }
             runs += 1;
-            let timeout = Duration::from_secs_f64(self.args.timeout).min(left);
+            let full = Duration::from_secs_f64(self.args.timeout);
+            let timeout = full.min(left);
             progress.line(&format!("[{runs}] {}: {}", arm.id, arm.what));
-            let r = self.one(arm, guard.as_deref_mut(), timeout, progress)?;
+            let mut r = self.one(arm, guard.as_deref_mut(), timeout, progress)?;
+            // Cut short by what was left of the budget, not by --timeout: no verdict on the arm.
+            if timeout < full && r.record.as_ref().is_some_and(|x| x.timed_out) {
+                r.outcome = "not_run";
+                r.failure = Some("stopped when --budget ran out".into());
+                ended = "--budget spent";
+            }
             let passed = r.outcome == "pass";
             let interrupted = r.record.as_ref().is_some_and(|x| x.interrupted);
             progress.line(&format!(
@@ -396,7 +409,11 @@ fn conclude(doc: &mut SearchJson, home: Option<&Path>) {
         " Your own command's numbers were not checked (exit code and GPU faults only)."
     };
     let baseline = doc.arms.iter().find(|a| a.arm.id == "baseline");
-    let base_failure = baseline.and_then(|b| b.failure.clone());
+    // Only a baseline that ran to its end failed; an interrupted one says nothing.
+    let base_failure = baseline
+        .filter(|b| b.outcome == "fail")
+        .and_then(|b| b.failure.clone());
+    let base_passed = baseline.is_some_and(|b| b.outcome == "pass");
     let ran = doc.arms.iter().filter(|a| a.record.is_some()).count();
     doc.verdict = match (passed.first(), &base_failure) {
         (Some(w), _) if w.arm.id == "baseline" => format!(
@@ -404,7 +421,12 @@ fn conclude(doc: &mut SearchJson, home: Option<&Path>) {
             how(w)
         ),
         (Some(w), Some(bf)) => format!(
-            "At baseline it failed ({bf}). One change made it train on the GPU: {}{}.{numbers}",
+            "At baseline it failed ({bf}). {} made it train on the GPU: {}{}.{numbers}",
+            if w.arm.id.contains('+') {
+                "Two changes together"
+            } else {
+                "One change"
+            },
             w.arm.what,
             how(w)
         ),
@@ -415,20 +437,27 @@ fn conclude(doc: &mut SearchJson, home: Option<&Path>) {
         ),
     };
     let enforce = doc.arms.iter().find(|a| a.arm.id == "mtype-enforce");
-    doc.mtype_verdict = match (enforce, &base_failure) {
-        (Some(e), _) if e.outcome == "skipped" => format!(
+    let e_out = enforce.map(|e| e.outcome);
+    doc.mtype_verdict = match (enforce, e_out, &base_failure) {
+        (Some(e), Some("skipped"), _) => format!(
             "MTYPE not tested: {}",
             e.arm.skipped.as_deref().unwrap_or("skipped")
         ),
-        (Some(e), Some(_)) if e.outcome == "pass" => {
+        (_, Some("pass"), Some(_)) => {
             "MTYPE mattered: with MTYPE_NC forced it passed where MTYPE off failed".into()
         }
-        (Some(e), Some(_)) if e.outcome == "fail" => {
-            "forcing MTYPE_NC did not help: MTYPE is not the cause here".into()
+        (Some(e), Some("fail"), Some(bf)) => format!(
+            "forcing MTYPE_NC did not make it pass (MTYPE off: {bf}; enforce: {}): MTYPE is not the cause here",
+            e.failure.as_deref().unwrap_or("failed")
+        ),
+        (Some(e), Some("fail"), None) if base_passed => format!(
+            "forcing MTYPE_NC broke it: it passed with MTYPE off and failed under enforce ({})",
+            e.failure.as_deref().unwrap_or("failed")
+        ),
+        (_, Some("pass"), None) if base_passed => {
+            "MTYPE did not matter: it passed with MTYPE off and with MTYPE_NC forced".into()
         }
-        (_, None) if baseline.is_some_and(|b| b.outcome == "pass") => {
-            "MTYPE did not matter: it passed with MTYPE off".into()
-        }
+        _ if base_passed => "MTYPE did not matter: it passed with MTYPE off".into(),
         _ => "MTYPE not tested: the search ended before its arm".into(),
     };
     if let Some(w) = passed.first() {
@@ -466,6 +495,76 @@ fn write_kept(path: &Path, lines: &[String], owner: Option<&RunAs>) -> Result<Pa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn doc_with(arms: &[(&str, &'static str, Option<&str>)]) -> SearchJson {
+        SearchJson {
+            rdna1ctl_version: "0",
+            started_at: String::new(),
+            run_as: None,
+            workload: WorkloadJson {
+                argv: vec![],
+                default_script: true,
+                timeout_s: 1.0,
+            },
+            module_skipped: None,
+            mode_in_force: None,
+            max_runs: 40,
+            budget_s: 1.0,
+            all: true,
+            policy_before: None,
+            policy_restored: None,
+            arms: arms
+                .iter()
+                .map(|(id, outcome, failure)| ArmJson {
+                    arm: Arm {
+                        id: (*id).into(),
+                        what: format!("{id} changed"),
+                        ..Arm::default()
+                    },
+                    outcome,
+                    failure: failure.map(str::to_owned),
+                    record: Some(workload::Record::default()),
+                    faults: vec![],
+                    kmsg_error: None,
+                    conv2d: None,
+                })
+                .collect(),
+            winner: None,
+            ranking: vec![],
+            ended: String::new(),
+            keep_lines: vec![],
+            kept_to: None,
+            verdict: String::new(),
+            mtype_verdict: String::new(),
+            error: None,
+            exit_code: 0,
+        }
+    }
+
+    #[test]
+    fn verdicts_in_the_corners() {
+        // An interrupted baseline is no failure to report.
+        let mut d = doc_with(&[
+            ("baseline", "not_run", Some("killed by signal 15")),
+            ("miopen-bypassed", "pass", None),
+        ]);
+        conclude(&mut d, None);
+        assert!(!d.verdict.contains("signal 15"), "{}", d.verdict);
+        // Passing with MTYPE off and failing under enforce: enforce broke it.
+        let mut d = doc_with(&[
+            ("baseline", "pass", None),
+            ("mtype-enforce", "fail", Some("exit 1")),
+        ]);
+        conclude(&mut d, None);
+        assert!(d.mtype_verdict.contains("broke it"), "{}", d.mtype_verdict);
+        // A combination is two changes, not one.
+        let mut d = doc_with(&[
+            ("baseline", "fail", Some("exit 1")),
+            ("override-10.1.0+miopen-no-gemm", "pass", None),
+        ]);
+        conclude(&mut d, None);
+        assert!(d.verdict.contains("Two changes together"), "{}", d.verdict);
+    }
 
     #[test]
     fn the_scripts_line_is_found_after_other_output() {

@@ -47,6 +47,9 @@ pub fn human(doc: &SearchJson, out: &mut impl Write) -> Result<()> {
     for r in reasons {
         writeln!(out, "skipped: {r}")?;
     }
+    if let Some(e) = doc.arms.iter().find_map(|a| a.kmsg_error.as_deref()) {
+        writeln!(out, "note: {e}")?;
+    }
     writeln!(out)?;
     writeln!(out, "{}", doc.verdict)?;
     writeln!(out, "{}", doc.mtype_verdict)?;
