@@ -11,8 +11,8 @@
 #   vm      once kernel and bins are done: the install tests, then the test kernel's VM boots
 #           (1cpu-a, 1cpu-b and 2cpu: the real amdgpu.ko, rdna1_mtype.ko, the real
 #           gmc_v10_0_get_vm_pte), then case 30's tables compared with Debian's boot.
-# While the kernel is built (a cold machine), the other lanes' builds run niced: the kernel
-# build, which everything in the VM waits for, keeps the CPUs it can use. A VM boot holds one
+# Until what the first VM boot needs is built (cold: the kernel; warm: the static binaries), the
+# other lanes' builds run niced: that build keeps the CPUs it can use. A VM boot holds one
 # of two CPU slots (tests/vm/boot.sh), so at most two run at once.
 # Every stage and every VM case is one result; the last line is "N passed, N failed, N skipped"
 # (also when a stage fails or a boot times out), after the stages with their start and
@@ -41,9 +41,11 @@ for ((i = 0; i < $(nproc); i++)); do : >"$out/slots/slot.$i"; done
 export RDNA1_VM_SLOTS=$out/slots
 # The boots end 60 s before the budget: the comparison and the summary come after them.
 export RDNA1_DEADLINE=$((deadline - 60))
-# The other lanes' builds run niced until the test kernel is built (env.sh, niced); VM boots
-# are never niced (a starved TCG guest misjudges time).
-export RDNA1_NICE_UNTIL=$out/kernel-built
+# The other lanes' work runs niced until what the first VM boot needs is built (env.sh, niced):
+# on a cold machine the test kernel, with it cached the static binaries (the VM boots hold the
+# CPUs for most of a warm run, so they should start as early as they can). VM boots are never
+# niced (a starved TCG guest misjudges time).
+export RDNA1_NICE_UNTIL=$out/vm-inputs-built
 
 # stage NAME CMD...: runs one stage, its output in $logs/NAME.log, and records
 # "ok|not ok NAME SECONDS +START". A lane (a subshell) calls its stages one after the other;
@@ -115,19 +117,35 @@ cd "$top"
 stage host-setup "$top/tests/kernel/setup-host.sh" || exit 1
 
 rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
-# With the test kernel cached nothing is niced.
-[ ! -f "$(kbuild_dir base)/.rdna1-done" ] || touch "$RDNA1_NICE_UNTIL"
+kernel_cached=
+[ ! -f "$(kbuild_dir base)/.rdna1-done" ] || kernel_cached=1
+# Everything niced shares the CPUs from now on, once.
+unnice_all() {
+	[ -e "$RDNA1_NICE_UNTIL" ] && return 0
+	touch "$RDNA1_NICE_UNTIL"
+	unnice_tree $$
+}
 
 lane_kernel() {
 	stage kernel sh -c '"$1"/tests/kernel/build.sh base >"$2"' sh "$top" "$out/kbuild-dir" || :
-	touch "$RDNA1_NICE_UNTIL"
-	# What started niced during the kernel build shares the CPUs from now on.
-	unnice_tree $$
+	# Cold: the kernel was what the VM boots waited for.
+	[ -n "$kernel_cached" ] || unnice_all
 	stage modules "$top/tests/vm/build-modules.sh" "$(cat "$out/kbuild-dir" 2>/dev/null)" "$out" || :
 	[ -z "$lane_failed" ]
 }
 
-lane_bins() { stage static-binaries niced "$top/tests/vm/build-bins.sh"; }
+# Warm, the static binaries are what the first VM boot waits for: at full priority, and the
+# other lanes' niced work is let go when they are built (or failed).
+lane_bins() {
+	local rc=0
+	if [ -n "$kernel_cached" ]; then
+		stage static-binaries "$top/tests/vm/build-bins.sh" || rc=1
+		unnice_all
+	else
+		stage static-binaries niced "$top/tests/vm/build-bins.sh" || rc=1
+	fi
+	return $rc
+}
 # after STAGE: waits until STAGE (of another lane) has ended; fails unless it passed.
 after() {
 	until grep -q "^[a-z -]* $1 " "$results"; do sleep 1; done
