@@ -46,19 +46,23 @@ impl Setup {
         std::fs::create_dir_all(dir.join("root/dev")).unwrap();
         std::fs::write(dir.join("root/dev/kmsg"), "").unwrap();
         std::fs::write(dir.join("log"), "").unwrap();
+        std::fs::write(dir.join("envlog"), "").unwrap();
         let script = format!(
             "#!/bin/sh\n\
              cache=no; [ -n \"$MIOPEN_CUSTOM_CACHE_DIR\" ] && [ -w \"$MIOPEN_CUSTOM_CACHE_DIR\" ] && [ -w \"$MIOPEN_USER_DB_PATH\" ] && cache=yes\n\
              site=no; for d in $(echo \"$PYTHONPATH\" | tr : ' '); do grep -q cudnn.enabled \"$d/sitecustomize.py\" 2>/dev/null && site=yes; done\n\
              echo \"hsa=${{HSA_OVERRIDE_GFX_VERSION-unset}} find=${{MIOPEN_FIND_MODE-}} wino=${{MIOPEN_DEBUG_CONV_WINOGRAD-}} gemm=${{MIOPEN_DEBUG_CONV_GEMM-}} cache=$cache site=$site dir=${{MIOPEN_CUSTOM_CACHE_DIR-}}\" >> {log}\n\
+             env | grep -E '^(MIOPEN_|HSA_|PYTHONPATH=)' | sort | tr '\\n' '|' >> {envlog}; echo >> {envlog}\n\
              {behaviour}\n",
             log = dir.join("log").display(),
+            envlog = dir.join("envlog").display(),
         );
         std::fs::write(dir.join("standin"), script).unwrap();
         for (p, mode) in [
             ("", 0o777),
             ("standin", 0o755),
             ("log", 0o666),
+            ("envlog", 0o666),
             ("root/dev/kmsg", 0o666),
         ] {
             std::fs::set_permissions(dir.join(p), std::fs::Permissions::from_mode(mode)).unwrap();
@@ -98,6 +102,15 @@ impl Setup {
 
     fn standin(&self) -> PathBuf {
         self.dir.join("standin")
+    }
+
+    /// Each run's MIOPEN_*, HSA_* and PYTHONPATH variables, `NAME=value|...`, in run order.
+    fn envlog(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join("envlog"))
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
     }
 
     fn log(&self) -> Vec<String> {
@@ -272,6 +285,59 @@ fn all_runs_every_arm_and_ranks_what_passed_and_the_bypass_arm_sets_sitecustomiz
     assert!(log.iter().any(|l| l.contains("site=yes")), "{log:#?}");
     // Combinations of the override fix with every MIOpen arm ran after the single changes.
     assert_eq!(outcome_of(&d, "override-unset+miopen-no-gemm"), "pass");
+    // Every run got exactly its arm's changes on top of the baseline (10.3.0), as its JSON
+    // says: what `set` names with its value, `unset` gone, the private MIOpen directories
+    // with a fresh cache, PYTHONPATH with the bypass; nothing else.
+    let ran: Vec<&serde_json::Value> = d["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| !a["record"].is_null())
+        .collect();
+    let envs = s.envlog();
+    assert_eq!(ran.len(), envs.len(), "{envs:#?}");
+    // baseline, override-unset, 9 MIOpen arms, then override-unset with each of them.
+    assert_eq!(ran.len(), 11 + 9);
+    for (a, got) in ran.iter().zip(&envs) {
+        let mut want: Vec<String> = vec!["HSA_OVERRIDE_GFX_VERSION=10.3.0".into()];
+        for u in a["unset"].as_array().unwrap() {
+            let u = u.as_str().unwrap();
+            want.retain(|w| !w.starts_with(&format!("{u}=")));
+        }
+        for kv in a["set"].as_array().unwrap() {
+            want.push(format!(
+                "{}={}",
+                kv[0].as_str().unwrap(),
+                kv[1].as_str().unwrap()
+            ));
+        }
+        let mut got: Vec<String> = got
+            .split('|')
+            .filter(|x| !x.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let dirs = ["MIOPEN_CUSTOM_CACHE_DIR=", "MIOPEN_USER_DB_PATH="];
+        let fresh = a["fresh_miopen"] == true;
+        for d in dirs {
+            assert_eq!(
+                got.iter().any(|g| g.starts_with(d)),
+                fresh,
+                "{}: {d} in {got:?}",
+                a["id"]
+            );
+        }
+        let bypass = a["miopen_bypassed"] == true;
+        assert_eq!(
+            got.iter().any(|g| g.starts_with("PYTHONPATH=")),
+            bypass,
+            "{}: {got:?}",
+            a["id"]
+        );
+        got.retain(|g| !dirs.iter().any(|d| g.starts_with(d)) && !g.starts_with("PYTHONPATH="));
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{}", a["id"]);
+    }
 }
 
 #[test]

@@ -3,7 +3,8 @@
 # runs as uid 65534 (SUDO_UID), records the mode and its uid, and passes only under enforce:
 # the search must run the baseline (off) and audit (both fail), stop at mtype-enforce, say
 # that MTYPE mattered, restore mode audit, and keep RDNA1_MTYPE_MODE=enforce; `run --env` with
-# the kept file must run the command under enforce as uid 65534 and put audit back.
+# the kept file must run the command under enforce as uid 65534 and put audit back; a search
+# interrupted (SIGINT) while the command runs under enforce must put audit back too.
 # boot: b
 mtype_down
 modprobe rdna1_mtype mode=audit
@@ -39,5 +40,28 @@ SUDO_UID=65534 SUDO_GID=65534 rdna1ctl run --env $S/gpu.env -- sh $S/workload.sh
 [ "$rc" = 0 ] || fail "run exit $rc: $(cat $S/run.out)"
 eq "$(cat $S/runs)" "enforce 65534" "run's command (mode, uid)"
 eq "$(cat $PARAMS/mode)" audit "mode restored after run"
+# Interrupted under enforce: the run ends, the mode goes back.
+cat >$S/hang.sh <<'WL'
+mode=$(cat /sys/module/rdna1_mtype/parameters/mode)
+echo "$mode" >>/tmp/search/hang-runs
+[ "$mode" = enforce ] && sleep 60
+exit 1
+WL
+chmod 755 $S/hang.sh
+SUDO_UID=65534 SUDO_GID=65534 rdna1ctl --json search --timeout 120 -- sh $S/hang.sh >$S/int.json 2>$S/int.err &
+spid=$!
+i=0
+until grep -q enforce $S/hang-runs 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || fail "the interrupted search never ran under enforce: $(cat $S/int.err)"
+	sleep 0.1
+done
+eq "$(cat $PARAMS/mode)" enforce "mode during the enforce run"
+kill -INT $spid
+rc=0
+wait $spid || rc=$?
+eq "$rc" 1 "exit of the interrupted search"
+eq "$(cat $PARAMS/mode)" audit "mode restored after the interrupted search"
+grep -q '"ended":"interrupted"' $S/int.json || fail "interrupted search: $(head -c 2000 $S/int.json)"
 rm -rf $S
 rmmod rdna1_mtype
