@@ -46,6 +46,12 @@ export RDNA1_DEADLINE=$((deadline - 60))
 # CPUs for most of a warm run, so they should start as early as they can). VM boots are never
 # niced (a starved TCG guest misjudges time).
 export RDNA1_NICE_UNTIL=$out/vm-inputs-built
+# Warm, the checks lane (clippy, cargo test, ...) is off the critical path: it stays niced
+# until Debian's boot is ready too (tests/debian/run.sh touches RDNA1_DEBIAN_READY before it
+# boots), so that Debian's package and DKMS builds, which its boot waits for, get the CPU beside
+# the test kernel's boots. (Cold, the kernel build is the long pole; then it shares the CPUs
+# with the others once the kernel is built, as before.)
+export RDNA1_DEBIAN_READY=$out/debian-ready
 
 # stage NAME CMD...: runs one stage, its output in $logs/NAME.log, and records
 # "ok|not ok NAME SECONDS +START". A lane (a subshell) calls its stages one after the other;
@@ -119,11 +125,11 @@ stage host-setup "$top/tests/kernel/setup-host.sh" || exit 1
 rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
 kernel_cached=
 [ ! -f "$(kbuild_dir base)/.rdna1-done" ] || kernel_cached=1
-# Everything niced shares the CPUs from now on, once.
+# Everything niced but the checks lane shares the CPUs from now on, once.
 unnice_all() {
 	[ -e "$RDNA1_NICE_UNTIL" ] && return 0
 	touch "$RDNA1_NICE_UNTIL"
-	unnice_tree $$
+	unnice_tree $$ "${kernel_cached:+${checks_pid:-0}}"
 }
 
 lane_kernel() {
@@ -154,6 +160,7 @@ after() {
 
 cargo_test() { niced cargo test -q --workspace --locked; }
 lane_checks() {
+	export RDNA1_NICE_UNTIL=$out/checks-unniced
 	# In the cache (env.sh): a fresh clone rebuilds only the workspace's own crates.
 	export CARGO_TARGET_DIR=$RDNA1_CARGO_TARGET/host
 	stage cargo-fmt cargo fmt --all --check || :
@@ -188,6 +195,8 @@ lane_checks() {
 debian() {
 	local rc=0
 	"$top/tests/debian/run.sh" "$out/debian" "$(left)" || rc=$?
+	# Also when it failed before its boot: the checks lane must not wait for it.
+	touch "$RDNA1_DEBIAN_READY"
 	[ ! -f "$out/debian/vm.log.results" ] || sed 's/^/debian: /' "$out/debian/vm.log.results" >>"$results"
 	return $rc
 }
@@ -269,14 +278,25 @@ same_tables() {
 	diff "$ours" "$debian" >&2 || { echo "Debian's amdgpu and ours differ (above: < ours, > Debian's)" >&2; return 1; }
 }
 
+# The checks lane first: the others know its pid (unnice_all leaves it niced).
+lane_checks &
+checks_pid=$!
 lane_kernel &
 kernel_pid=$!
 lane_bins &
 bins_pid=$!
-lane_checks &
-checks_pid=$!
 lane_debian &
 debian_pid=$!
+# The checks lane's work shares the CPUs once both the VM boots' inputs and Debian's boot are
+# ready.
+(
+	until [ -e "$RDNA1_NICE_UNTIL" ] && { [ -z "$kernel_cached" ] || [ -e "$RDNA1_DEBIAN_READY" ]; }; do
+		sleep 1
+	done
+	touch "$out/checks-unniced"
+	unnice_tree "$checks_pid"
+) &
+unnice_checks_pid=$!
 rc=0
 wait $kernel_pid || rc=1
 wait $bins_pid || rc=1
@@ -288,6 +308,7 @@ fi
 wait $checks_pid || rc=1
 debian_rc=0
 wait $debian_pid || debian_rc=1
+kill "$unnice_checks_pid" 2>/dev/null || true
 if [ $rc -eq 0 ] && [ $debian_rc -eq 0 ]; then
 	stage debian-same-tables same_tables || rc=1
 else

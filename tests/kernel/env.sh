@@ -56,7 +56,8 @@ niced() {
 	fi
 }
 
-# unnice_tree PID: back to full priority, every process below PID that niced started. A niced
+# unnice_tree PID [EXCEPT]: back to full priority, every process below PID that niced started,
+# but those below EXCEPT (a lane that stays niced longer). A niced
 # command keeps its niceness after RDNA1_NICE_UNTIL appears (and so do the children it starts),
 # so without this a build started during the kernel build (Debian's package, cargo test) would
 # stay at 19 beside the VM boots for its whole length. Twice, a second apart: a child started
@@ -64,13 +65,17 @@ niced() {
 unnice_tree() {
 	local round pids
 	for round in 1 2; do
-		pids=$(ps -eo pid=,ppid=,ni= | awk -v root="$1" '
+		pids=$(ps -eo pid=,ppid=,ni= | awk -v root="$1" -v except="${2:-0}" '
 			{ parent[$1] = $2; nice[$1] = $3 }
 			END {
 				for (p in parent) {
 					q = p
-					while (q in parent && q != root && q > 1) q = parent[q]
-					if (q == root && nice[p] > 0) print p
+					skip = 0
+					while (q in parent && q != root && q > 1) {
+						if (q == except) skip = 1
+						q = parent[q]
+					}
+					if (q == root && !skip && nice[p] > 0) print p
 				}
 			}')
 		# shellcheck disable=SC2086 # a list of pids
