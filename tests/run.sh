@@ -279,7 +279,12 @@ same_tables() {
 }
 
 # The checks lane first: the others know its pid (unnice_all leaves it niced).
-lane_checks &
+{
+	rc=0
+	lane_checks || rc=$?
+	touch "$out/checks-done"
+	exit $rc
+} &
 checks_pid=$!
 lane_kernel &
 kernel_pid=$!
@@ -291,10 +296,12 @@ debian_pid=$!
 # ready.
 (
 	until [ -e "$RDNA1_NICE_UNTIL" ] && { [ -z "$kernel_cached" ] || [ -e "$RDNA1_DEBIAN_READY" ]; }; do
+		# A lane that ended early leaves nothing to renice (and its pid may be reused).
+		[ ! -e "$out/checks-done" ] || exit 0
 		sleep 1
 	done
 	touch "$out/checks-unniced"
-	unnice_tree "$checks_pid"
+	[ -e "$out/checks-done" ] || unnice_tree "$checks_pid"
 ) &
 unnice_checks_pid=$!
 rc=0
@@ -308,7 +315,8 @@ fi
 wait $checks_pid || rc=1
 debian_rc=0
 wait $debian_pid || debian_rc=1
-kill "$unnice_checks_pid" 2>/dev/null || true
+# Both markers exist by now: it ends within a second or two.
+wait "$unnice_checks_pid" || true
 if [ $rc -eq 0 ] && [ $debian_rc -eq 0 ]; then
 	stage debian-same-tables same_tables || rc=1
 else

@@ -27,8 +27,8 @@ CASES=${RDNA1_DEBIAN_CASES:-$("$top/tests/vm/cases-with.sh" 'kernels: .*\<debian
 kver=$DEBIAN_KVER
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 
-# The builds below run niced while make test builds its kernel (env.sh, niced); the boot never
-# is (a starved TCG guest misjudges time).
+# The builds below run niced while make test builds what its first VM boot waits for (env.sh,
+# niced; tests/run.sh); the boot never is (a starved TCG guest misjudges time).
 lower=$(niced "$here/root.sh")
 mnt=$out/root
 mkdir -p "$out/upper" "$out/work" "$mnt" "$RDNA1_CACHE/debian-cargo-target"

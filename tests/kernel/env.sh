@@ -44,9 +44,9 @@ export LIBCLANG_PATH=/usr/lib/llvm-${LLVM_VERSION}/lib
 export PATH=$TOOLS_DIR/bin:$PATH
 
 # niced CMD...: runs CMD at niceness RDNA1_NICE (default 19) until the file RDNA1_NICE_UNTIL
-# exists, at full priority after that or without it. make test (tests/run.sh) names the file
-# its kernel lane makes once the test kernel is built: until then the kernel build, which the
-# VM tests wait for, keeps the CPUs. 19, not 10: at 10 six niced compilers took a quarter of
+# exists, at full priority after that or without it. make test (tests/run.sh) names the file it
+# makes once what the first VM boot waits for is built (cold: the test kernel; warm: the static
+# binaries); its checks lane names a later one (tests/run.sh says when). 19, not 10: at 10 six niced compilers took a quarter of
 # the CPU from the kernel build (CFS weights 110 against 1024 each; at 19, 15).
 niced() {
 	if [ -n "${RDNA1_NICE_UNTIL:-}" ] && [ ! -e "$RDNA1_NICE_UNTIL" ]; then
