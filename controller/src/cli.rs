@@ -273,13 +273,9 @@ pub struct VerifyArgs {
     pub pid: Option<u32>,
 }
 
-/// Options of `rdna1ctl report`.
+/// The owner's command and whom it runs as: what `report` and `search` share.
 #[derive(Args, Debug, Clone)]
-pub struct ReportArgs {
-    /// Write the report here (default: rdna1-report-DATE.json in the current directory; a
-    /// directory: that name in it).
-    #[arg(long, value_name = "PATH")]
-    pub output: Option<PathBuf>,
+pub struct WorkloadArgs {
     /// Stop each run after S seconds (its whole process group is killed).
     #[arg(long, value_name = "S", default_value = "600", value_parser = parse_timeout, allow_negative_numbers = true)]
     pub timeout: f64,
@@ -298,6 +294,17 @@ pub struct ReportArgs {
     pub command: Vec<std::ffi::OsString>,
 }
 
+/// Options of `rdna1ctl report`.
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Write the report here (default: rdna1-report-DATE.json in the current directory; a
+    /// directory: that name in it).
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+}
+
 /// Options of `rdna1ctl search`.
 #[derive(Args, Debug, Clone)]
 pub struct SearchArgs {
@@ -305,9 +312,6 @@ pub struct SearchArgs {
     /// at the first.
     #[arg(long)]
     pub all: bool,
-    /// Stop each run after S seconds (its whole process group is killed).
-    #[arg(long, value_name = "S", default_value = "600", value_parser = parse_timeout, allow_negative_numbers = true)]
-    pub timeout: f64,
     /// Start no run after S seconds in all.
     #[arg(long, value_name = "S", default_value = "7200", value_parser = parse_timeout, allow_negative_numbers = true)]
     pub budget: f64,
@@ -317,19 +321,8 @@ pub struct SearchArgs {
     /// Write the winning configuration to FILE (an environment file for `rdna1ctl run --env`).
     #[arg(long, value_name = "FILE")]
     pub keep: Option<PathBuf>,
-    /// Run the command as NAME (or a numeric uid): needed as real root, where no SUDO_UID or
-    /// PKEXEC_UID says who invoked rdna1ctl. Never root.
-    #[arg(long, value_name = "NAME")]
-    pub user: Option<String>,
-    /// The Python that runs the default Conv2d script (default: python3 on PATH).
-    #[arg(long, value_name = "PATH", conflicts_with = "command")]
-    pub python: Option<PathBuf>,
-    /// The Conv2d script to run instead of the shipped one.
-    #[arg(long, value_name = "PATH", conflicts_with = "command")]
-    pub script: Option<PathBuf>,
-    /// The command to run instead of the Conv2d script, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
-    pub command: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
 }
 
 /// Options of `rdna1ctl run`.

@@ -100,6 +100,13 @@ impl Setup {
         self.command(&a, env).output().unwrap()
     }
 
+    /// `rdna1ctl run --env KEPT -- ARGS...`.
+    fn run(&self, kept: &Path, args: &[&str]) -> Output {
+        let mut a = vec!["run", "--env", kept.to_str().unwrap(), "--"];
+        a.extend(args);
+        self.command(&a, &[]).output().unwrap()
+    }
+
     fn standin(&self) -> PathBuf {
         self.dir.join("standin")
     }
@@ -423,19 +430,7 @@ fn the_kept_configuration_reproduces_the_pass_through_run() {
     assert_eq!(doc(&o)["kept_to"], kept.to_str().unwrap());
     let body = std::fs::read_to_string(&kept).unwrap();
     assert!(body.contains("MIOPEN_DEBUG_CONV_WINOGRAD=0\n"), "{body}");
-    let o = s
-        .command(
-            &[
-                "run",
-                "--env",
-                kept.to_str().unwrap(),
-                "--",
-                s.standin().to_str().unwrap(),
-            ],
-            &[],
-        )
-        .output()
-        .unwrap();
+    let o = s.run(&kept, &[s.standin().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let last = s.log().pop().unwrap();
     assert!(
@@ -444,34 +439,16 @@ fn the_kept_configuration_reproduces_the_pass_through_run() {
     );
     // Without it the stand-in fails, and run passes its exit code on.
     std::fs::write(&kept, "A=1\n").unwrap();
-    let o = s
-        .command(
-            &[
-                "run",
-                "--env",
-                kept.to_str().unwrap(),
-                "--",
-                s.standin().to_str().unwrap(),
-            ],
-            &[],
-        )
-        .output()
-        .unwrap();
+    let o = s.run(&kept, &[s.standin().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     // A mode the file asks for is set only by root, and only if it is not in force already:
     // the fixture's module is in enforce (nothing to set) and has no control device (audit
     // cannot be set: it fails, naming it).
     std::fs::write(&kept, "RDNA1_MTYPE_MODE=enforce\n").unwrap();
-    let o = s
-        .command(&["run", "--env", kept.to_str().unwrap(), "--", "true"], &[])
-        .output()
-        .unwrap();
+    let o = s.run(&kept, &["true"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     std::fs::write(&kept, "RDNA1_MTYPE_MODE=audit\n").unwrap();
-    let o = s
-        .command(&["run", "--env", kept.to_str().unwrap(), "--", "true"], &[])
-        .output()
-        .unwrap();
+    let o = s.run(&kept, &["true"]);
     assert_ne!(o.status.code(), Some(0));
     assert!(
         text(&o.stderr).contains("mode audit"),
@@ -573,10 +550,7 @@ fn run_as_root_creates_no_directory_a_kept_file_names() {
     let kept = s.dir.join("gpu.env");
     let db = s.dir.join("link/new-db");
     std::fs::write(&kept, format!("MIOPEN_USER_DB_PATH={}\n", db.display())).unwrap();
-    let o = s
-        .command(&["run", "--env", kept.to_str().unwrap(), "--", "true"], &[])
-        .output()
-        .unwrap();
+    let o = s.run(&kept, &["true"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(
         !target.join("new-db").exists(),
@@ -599,21 +573,7 @@ fn a_kept_files_variables_reach_the_command_only_after_root_is_dropped() {
         "RDNA1_UNSET=RDNA1CTL_EXEC_AS\nA_VALUE=from-the-file\n",
     )
     .unwrap();
-    let o = s
-        .command(
-            &[
-                "run",
-                "--env",
-                kept.to_str().unwrap(),
-                "--",
-                "sh",
-                "-c",
-                "echo $(id -u) $A_VALUE",
-            ],
-            &[],
-        )
-        .output()
-        .unwrap();
+    let o = s.run(&kept, &["sh", "-c", "echo $(id -u) $A_VALUE"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(command_output(&o), "65534 from-the-file");
 }
@@ -625,21 +585,14 @@ fn run_keeps_the_command_in_the_terminals_process_group() {
     let s = Setup::new("pgrp", "exit 0");
     let kept = s.dir.join("gpu.env");
     std::fs::write(&kept, "A=1\n").unwrap();
-    let o = s
-        .command(
-            &[
-                "run",
-                "--env",
-                kept.to_str().unwrap(),
-                "--",
-                "sh",
-                "-c",
-                "cut -d' ' -f5 /proc/$$/stat; cut -d' ' -f5 /proc/$PPID/stat",
-            ],
-            &[],
-        )
-        .output()
-        .unwrap();
+    let o = s.run(
+        &kept,
+        &[
+            "sh",
+            "-c",
+            "cut -d' ' -f5 /proc/$$/stat; cut -d' ' -f5 /proc/$PPID/stat",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let out = command_output(&o);
     let groups: Vec<&str> = out.lines().collect();

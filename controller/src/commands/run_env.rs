@@ -21,19 +21,14 @@ use crate::module::{control, params};
 use crate::runner::changes::{Changes, Prepared};
 use crate::runner::keep;
 use crate::runner::policy::Restore;
-use crate::runner::user::{self, Invoker, RunAs};
+use crate::runner::user::{self, RunAs};
 use crate::runner::workload::EnvChanges;
 use crate::Ctx;
 
 pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     let kept = keep::read(&args.env)?;
     let root = nix::unistd::geteuid().is_root();
-    let run_as = if root {
-        let target = user::decide(&Invoker::from_env(args.user.clone()))?;
-        Some(user::resolve(&target, &user::System)?)
-    } else {
-        None
-    };
+    let run_as = user::for_command(args.user.clone())?;
     // The mode: nothing to do if it is in force already; else set it as root (and put it back
     // afterwards); without root, refuse.
     let now = match kept.mtype {

@@ -164,6 +164,16 @@ impl Accounts for System {
     }
 }
 
+/// Whom `search` and `run` run the command as: as root, the invoking user (`--user`,
+/// SUDO_UID, PKEXEC_UID: [`decide`], [`resolve`]); otherwise `None`, rdna1ctl's own user.
+pub fn for_command(user: Option<String>) -> anyhow::Result<Option<RunAs>> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(None);
+    }
+    let target = decide(&Invoker::from_env(user))?;
+    Ok(Some(resolve(&target, &System)?))
+}
+
 /// Whom the command runs as, resolved (the report's `run_as`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RunAs {

@@ -117,13 +117,13 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
              `sudo -E rdna1ctl report`; your command still runs as you",
         ));
     }
-    let target = user::decide(&Invoker::from_env(args.user.clone()))?;
+    let target = user::decide(&Invoker::from_env(args.workload.user.clone()))?;
     let run_as = user::resolve(&target, &user::System)?;
     let exe = std::env::current_exe().context("finding rdna1ctl's own binary (for verify)")?;
     let argv = script::argv(
-        &args.command,
-        args.python.as_deref(),
-        args.script.as_deref(),
+        &args.workload.command,
+        args.workload.python.as_deref(),
+        args.workload.script.as_deref(),
         &exe,
     )?;
     let started = json::now();
@@ -159,8 +159,8 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect(),
-            default_script: args.command.is_empty(),
-            timeout_s: args.timeout,
+            default_script: args.workload.command.is_empty(),
+            timeout_s: args.workload.timeout,
         },
         doctor: SubDoc::default(),
         status: SubDoc::default(),
@@ -181,6 +181,7 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
     progress.line("doctor");
     // Doctor judges the Python the runs use, when --python names it.
     let python = args
+        .workload
         .python
         .as_ref()
         .map(|p| p.to_string_lossy().into_owned());
@@ -197,7 +198,8 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
         exe,
         argv,
         run_as,
-        timeout: Duration::try_from_secs_f64(args.timeout).unwrap_or(Duration::from_secs(600)),
+        timeout: Duration::try_from_secs_f64(args.workload.timeout)
+            .unwrap_or(Duration::from_secs(600)),
         stop: Arc::clone(&signals.flag),
         tracefs: Tracefs::locate(&ctx.root).ok().map(|t| t.dir().to_owned()),
     };

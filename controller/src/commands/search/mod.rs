@@ -30,7 +30,7 @@ use crate::runner::keep;
 use crate::runner::kmsg;
 use crate::runner::policy::Restore;
 use crate::runner::progress::Progress;
-use crate::runner::user::{self, Invoker, RunAs};
+use crate::runner::user::{self, RunAs};
 use crate::runner::workload::Failure;
 use crate::runner::{script, workload, Signals};
 use crate::Ctx;
@@ -94,20 +94,15 @@ fn failure_of(r: &workload::Record, faults: usize) -> Option<String> {
 
 pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
     let root = nix::unistd::geteuid().is_root();
-    let run_as = if root {
-        let target = user::decide(&Invoker::from_env(args.user.clone()))?;
-        Some(user::resolve(&target, &user::System)?)
-    } else {
-        None
-    };
+    let run_as = user::for_command(args.workload.user.clone())?;
     let exe = std::env::current_exe().context("finding rdna1ctl's own binary")?;
     let argv = script::argv(
-        &args.command,
-        args.python.as_deref(),
-        args.script.as_deref(),
+        &args.workload.command,
+        args.workload.python.as_deref(),
+        args.workload.script.as_deref(),
         &exe,
     )?;
-    let default_script = args.command.is_empty();
+    let default_script = args.workload.command.is_empty();
     let (no_module, dev) = module_problem(ctx, root);
     let mode_now = match (&no_module, crate::module::params::read(&ctx.root)) {
         (Some(_), Ok(crate::module::params::ModuleState::Loaded(l))) => Some(l.mode.name()),
@@ -139,7 +134,7 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect(),
             default_script,
-            timeout_s: args.timeout,
+            timeout_s: args.workload.timeout,
         },
         module_skipped: no_module,
         mode_in_force: mode_now,
@@ -272,7 +267,7 @@ impl Search<'_> {
                 continue;
             }
             runs += 1;
-            let full = Duration::from_secs_f64(self.args.timeout);
+            let full = Duration::from_secs_f64(self.args.workload.timeout);
             let timeout = full.min(left);
             progress.line(&format!("[{runs}] {}: {}", arm.id, arm.what));
             let mut r = self.one(arm, guard.as_deref_mut(), timeout, progress)?;
@@ -349,6 +344,7 @@ impl Search<'_> {
         };
         let conv2d = self
             .args
+            .workload
             .command
             .is_empty()
             .then(|| conv2d_line(&record.stdout_tail))
