@@ -111,23 +111,32 @@ num=$(echo "$want" | sed -n 's/^rustc \([0-9]*\.[0-9]*\)\.[0-9]*.*/\1/p')
 # (SUDO_HOME, CARGO_HOME: see trusted above).
 found=""
 tried=""
-nl='
-'
 for c in ${RDNA1_RUSTC:-} rustc "rustc-$num" "/usr/lib/rust-$num/bin/rustc" /root/.rustup/toolchains/"$num"*/bin/rustc; do
 	if [ "$c" = "${RDNA1_RUSTC:-}" ]; then
 		t=$c
 	elif ! t=$(trusted "$c"); then
-		p=$(command -v "$c" 2>/dev/null) && tried="$tried$nl  $p: not used (a rustup proxy, or not root's: a file or directory above it is another user's or writable by others)"
+		p=$(command -v "$c" 2>/dev/null) && tried="$tried${tried:+; }$p: not used (a rustup proxy, or not root's: a file or directory above it is another user's or writable by others)"
 		continue
 	fi
 	v=$("$t" --version 2>/dev/null) || continue
-	tried="$tried$nl  $c: $v"
+	tried="$tried${tried:+; }$c: $v"
 	if [ "$v" = "$want" ]; then
 		found=$t
 		break
 	fi
 done
-[ -n "$found" ] || die "Linux $rel was built by \"$want\"; no such rustc found (tried:$tried). Install it: Ubuntu apt install rustc-$num; as root, rustup toolchain install $(echo "$want" | cut -d' ' -f2); or set RDNA1_RUSTC=/path/to/rustc."
+# One line in DKMS's make.log: the exact rustc, how to get it, what was tried. rustup has only
+# the Rust project's builds ("rustc X.Y.Z (hash date)"); a distribution's build says more after
+# the date and only that distribution's package prints the same text.
+if [ -z "$found" ]; then
+	full=$(echo "$want" | cut -d' ' -f2)
+	case $want in
+	"rustc $full ("*") ("*) how="the distribution's rustc $full package that built the kernel (Ubuntu apt install rustc-$num; Debian apt install rustc; Arch rust $full, from the Arch Linux Archive once rust has moved on); rustup's $full prints another text" ;;
+	"rustc $full ("*")") how="Ubuntu apt install rustc-$num; elsewhere, as root, rustup toolchain install $full" ;;
+	*) how="the rustc that prints exactly that" ;;
+	esac
+	die "Linux $rel was built by \"$want\"; no such rustc found. Install it: $how; or set RDNA1_RUSTC=/path/to/rustc. Tried: ${tried:-no rustc on PATH}."
+fi
 
 args="KDIR=$kdir RUSTC=$found $btf_args"
 bindgen_want=$(conf CONFIG_BINDGEN_VERSION_TEXT)
@@ -144,7 +153,9 @@ done
 # The kernel's own Rust crates, built with it: Debian's linux-headers leave them out, so they
 # are rebuilt from the matching linux-source (dkms-rust-metadata.sh); elsewhere the message
 # names the package that has them.
-if [ ! -e "$kdir/rust/libkernel.rmeta" ] && [ ! -e "$kdir/rust/kernel.rmeta" ]; then
+if [ -e "$kdir/rust/libkernel.rmeta" ] || [ -e "$kdir/rust/kernel.rmeta" ]; then
+	echo "rdna1-mtype: Linux $rel: using the Rust metadata its headers ship ($kdir/rust)" >&2
+else
 	kdir=$(sh "$here/dkms-rust-metadata.sh" "$kdir" "$rel" "$found" "${bindgen:-bindgen}")
 	args="KDIR=$kdir RUSTC=$found $btf_args${bindgen:+ BINDGEN=$bindgen}"
 fi

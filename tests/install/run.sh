@@ -91,8 +91,16 @@ rm -rf "$fk" && mkdir -p "$fk/rust"
 sed 's/^CONFIG_RUSTC_VERSION_TEXT=.*/CONFIG_RUSTC_VERSION_TEXT="rustc 1.93.0 (abc 2026-01-01)"/' "$kb/.config" >"$fk/.config"
 touch "$fk/rust/libkernel.rmeta"
 msg=$(sh "$top/kmod/dkms-make.sh" "$fk" 7.2.99 2>&1) && die "dkms-make.sh built with the wrong rustc"
-[[ $msg == *'"rustc 1.93.0 (abc 2026-01-01)"; no such rustc found'*'apt install rustc-1.93'*'rustup toolchain install 1.93.0'* ]] ||
-	die "wrong-rustc message: $msg"
+# One line says it all: the rustc to install, how, and what was tried (DKMS's make.log ends in it).
+refusal=$(printf '%s\n' "$msg" | tail -n 1)
+[[ $refusal == *'"rustc 1.93.0 (abc 2026-01-01)"; no such rustc found'*'apt install rustc-1.93'*'rustup toolchain install 1.93.0'*'RDNA1_RUSTC'* ]] ||
+	die "wrong-rustc message, not one line naming the rustc: $msg"
+# A distribution's rustc prints more after the date: rustup's build of that version is not it.
+sed -i 's/^CONFIG_RUSTC_VERSION_TEXT=.*/CONFIG_RUSTC_VERSION_TEXT="rustc 1.93.0 (abc 2026-01-01) (built from a source tarball)"/' "$fk/.config"
+msg=$(sh "$top/kmod/dkms-make.sh" "$fk" 7.2.99 2>&1) && die "dkms-make.sh built with the wrong rustc"
+refusal=$(printf '%s\n' "$msg" | tail -n 1)
+[[ $refusal == *'(built from a source tarball)"; no such rustc found'*"the distribution's rustc 1.93.0 package"*'Debian apt install rustc;'* &&
+	$refusal != *'rustup toolchain install'* ]] || die "distribution-rustc message: $msg"
 # The kernel's own rustc (found), no Rust metadata and not a Debian headers tree.
 rm "$fk/rust/libkernel.rmeta" && cp "$kb/.config" "$fk/.config"
 msg=$(sh "$top/kmod/dkms-make.sh" "$fk" 7.2.99 2>&1) && die "dkms-make.sh built without the kernel's Rust metadata"
