@@ -34,15 +34,18 @@ files() {
 	echo "udev/70-rdna1-mtype.rules $PREFIX/lib/udev/rules.d/70-rdna1-mtype.rules 644"
 	echo "dist/modprobe.d/rdna1-mtype.conf $PREFIX/lib/modprobe.d/rdna1-mtype.conf 644"
 	# The workload `rdna1ctl report` runs by default (it looks in PREFIX/share/rdna1-mtype/).
-	echo "dist/field-kit/conv2d.py $PREFIX/share/rdna1-mtype/conv2d.py 644"
+	echo "dist/field-kit/conv2d.py $PREFIX/share/rdna1-mtype/conv2d.py 755"
 	for d in README.md docs/INSTALL.md docs/CLI.md docs/DESIGN.md docs/ABI.md; do
 		[ -e "$top/$d" ] && echo "$d $PREFIX/share/doc/rdna1-mtype/$(basename "$d") 644"
 	done
 	# The DKMS source tree: what kmod/Kbuild compiles, and the version it reads.
 	echo "dkms.conf $src/dkms.conf 644"
 	echo "Cargo.toml $src/Cargo.toml 644"
-	for f in Kbuild Makefile dkms-make.sh dkms-rust-metadata.sh hook.c hook.h amdgpu_bo_layout.h amdgpu_vm_layout.h; do
+	for f in Kbuild Makefile hook.c hook.h amdgpu_bo_layout.h amdgpu_vm_layout.h; do
 		echo "kmod/$f $src/kmod/$f 644"
+	done
+	for f in dkms-make.sh dkms-rust-metadata.sh; do
+		echo "kmod/$f $src/kmod/$f 755"
 	done
 	# The crate: its root and every module next to it.
 	for f in "$top"/kmod/*.rs; do

@@ -168,6 +168,8 @@ lane_checks() {
 	stage cargo-test cargo_test || :
 	# The shipped conv2d.py under a real PyTorch without a GPU (Debian's CPU build).
 	stage conv2d-cpu niced "$top/tests/field-kit/conv2d-cpu.sh" || :
+	# The Arch and RPM packages, built by makepkg and rpmbuild, installed with pacman --root.
+	stage packaging niced "$top/tests/packaging/run.sh" "$out/packaging" || :
 	# kmod's Rust, in the kernel's own style.
 	stage kernel-rustfmt rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/*.rs || :
 	stage bo-copy-check tests/kernel/check-bo-copy.sh || :

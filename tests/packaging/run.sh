@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The Arch and RPM packages, built as their distributions build them, with the tools Debian
+# packages (tests/sid-tools: makepkg, pacman, rpmbuild, rpmlint; cargo and rustc 1.97.1):
+#   1. makepkg (as an unprivileged user, no dependency check: this is not Arch) builds
+#      rdna1-mtype-dkms and rdna1ctl from packaging/arch-source.sh's PKGBUILD and tarball;
+#      pacman --root installs both into an empty root. Asserted: the root holds exactly
+#      tests/install/expected-files.txt (install.sh's one list), the DKMS package owns the
+#      module's source and dkms.conf, depends on dkms and rust, and the config is a backup file.
+#   2. rpmbuild (unprivileged) builds rdna1-mtype-dkms and rdna1ctl from packaging/rpm-source.sh's
+#      spec and tarball; rpmlint reports no error on the spec and the packages (but those
+#      packaging/rpm/rdna1-mtype.rpmlintrc says why it filters). Asserted: the two
+#      packages hold exactly the same list, the DKMS one runs dkms in %post and %preun, and the
+#      config is %config(noreplace).
+# rdna1ctl's cargo build is kept in ~/.cache/rdna1-mtype/packaging-cargo-target (cargo keys it).
+# usage: run.sh OUT_DIR
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=$1
+. "$top/tests/kernel/env.sh"
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
+user=65534
+w=$out/work
+rm -rf "$w" "$out/dist" && mkdir -p "$w"
+target=$RDNA1_CACHE/packaging-cargo-target
+mkdir -p "$target"
+tarball=$("$top/packaging/source-tarball.sh" "$out/dist")
+TARBALL=$tarball "$top/packaging/arch-source.sh" "$w/arch" >/dev/null
+TARBALL=$tarball "$top/packaging/rpm-source.sh" "$w/rpm" >/dev/null
+chown -R "$user:$user" "$w" "$target"
+# as_user CMD...: in the tools root as nobody, the work dir at /home, the cargo target at /srv
+# (one per package format: their builds differ in path and flags, and would rebuild each other's).
+as_user() {
+	RDNA1_ENV="HOME=/home CARGO_TARGET_DIR=/srv/$format" "$top/tests/sid-tools/run.sh" \
+		--rw "$w:/home" --rw "$target:/srv" -- setpriv --reuid=$user --regid=$user --clear-groups "$@"
+}
+as_root() { "$top/tests/sid-tools/run.sh" --rw "$w:/home" -- "$@"; }
+expected=$(sed "s/VERSION/$version/" "$top/tests/install/expected-files.txt" | sort)
+same_list() { # WHAT LIST: LIST (files, one per line) is install.sh's list
+	# Man pages come compressed, as every packager's tool does it (makepkg's zipman, rpm's
+	# brp-compress, Debian's dh_compress).
+	if ! diff -u <(echo "$expected") <(echo "$2" | sed 's|^\(usr/share/man/.*\)\.gz$|\1|' | sort) >"$out/$1.diff"; then
+		cat "$out/$1.diff" >&2
+		die "$1 does not hold exactly tests/install/expected-files.txt (diff above)"
+	fi
+}
+
+log "packaging: makepkg (rdna1-mtype-dkms, rdna1ctl $version)"
+format=arch
+# Arch's own package suffix (Debian's makepkg.conf says .pkg.tar.gz).
+as_user sh -c 'cd /home/arch && PKGEXT=.pkg.tar.zst makepkg --nodeps --noconfirm --noprogressbar' >"$out/makepkg.log" 2>&1 ||
+	{ tail -n 30 "$out/makepkg.log" >&2; die "makepkg failed ($out/makepkg.log)"; }
+pkgs=()
+for p in rdna1-mtype-dkms rdna1ctl; do
+	f=$(cd "$w/arch" && echo "$p-$version-1-"*.pkg.tar.zst)
+	[ -f "$w/arch/$f" ] || die "makepkg made no $p package ($out/makepkg.log)"
+	pkgs+=("/home/arch/$f")
+done
+mkdir -p "$w/pacroot/var/lib/pacman"
+# Arch's pacman.conf takes unsigned local packages (LocalFileSigLevel = Optional); Debian's
+# default requires a signature everywhere.
+printf '[options]\nArchitecture = auto\nSigLevel = Required DatabaseOptional\nLocalFileSigLevel = Optional\n' >"$w/pacman.conf"
+pac() { as_root pacman --config /home/pacman.conf --root /home/pacroot --dbpath /home/pacroot/var/lib/pacman "$@"; }
+pac -U --noconfirm --nodeps --nodeps --noscriptlet "${pkgs[@]}" >"$out/pacman.log" 2>&1 ||
+	{ tail -n 20 "$out/pacman.log" >&2; die "pacman -U --root failed ($out/pacman.log)"; }
+same_list pacman-root "$(cd "$w/pacroot" && find . -path ./var/lib/pacman -prune -o ! -type d -print | sed 's|^\./||')"
+info=$(pac -Qi rdna1-mtype-dkms rdna1ctl)
+echo "$info" >"$out/pacman-Qi.txt"
+dkms_info=$(echo "$info" | sed -n '/^Name *: rdna1-mtype-dkms/,/^$/p')
+[[ $dkms_info == *"Depends On"*dkms*rdna1ctl=$version*rust* ]] || die "rdna1-mtype-dkms's dependencies: $dkms_info"
+owner=$(pac -Qo "/home/pacroot/usr/src/rdna1-mtype-$version/dkms.conf" 2>&1 || true)
+[[ $owner == *"is owned by rdna1-mtype-dkms $version-1"* ]] || die "dkms.conf's owner: $owner"
+grep -qx "etc/rdna1-mtype/config.toml" <(as_root sh -c "tar -xOf ${pkgs[1]} .PKGINFO" | sed -n 's/^backup = //p') ||
+	die "rdna1ctl's config.toml is not a backup file"
+
+log "packaging: rpmbuild and rpmlint (rdna1-mtype-dkms, rdna1ctl $version)"
+format=rpm
+as_user rpmbuild -bb --nodeps --define "_topdir /home/rpm" /home/rpm/SPECS/rdna1-mtype.spec >"$out/rpmbuild.log" 2>&1 ||
+	{ tail -n 30 "$out/rpmbuild.log" >&2; die "rpmbuild failed ($out/rpmbuild.log)"; }
+rpms=()
+for p in "noarch/rdna1-mtype-dkms-$version-1" "x86_64/rdna1ctl-$version-1"; do
+	f=$(cd "$w/rpm/RPMS" && echo "$p".*.rpm)
+	[ -f "$w/rpm/RPMS/$f" ] || die "rpmbuild made no ${p#*/} package ($out/rpmbuild.log)"
+	rpms+=("/home/rpm/RPMS/$f")
+done
+as_user rpmlint -r /home/rpm/SPECS/rdna1-mtype.rpmlintrc /home/rpm/SPECS/rdna1-mtype.spec "${rpms[@]}" >"$out/rpmlint.log" 2>&1 ||
+	{ cat "$out/rpmlint.log" >&2; die "rpmlint found errors ($out/rpmlint.log)"; }
+# Files, not directories (a package owns its own directories too).
+same_list rpm-packages "$(as_root rpm -qp --nosignature --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "${rpms[@]}" |
+	sed -n 's|^[^d][^ ]* /||p')"
+scripts=$(as_root rpm -qp --scripts --nosignature "${rpms[0]}")
+[[ $scripts == *"postinstall"*"dkms add -m rdna1-mtype -v $version"*"dkms install -m rdna1-mtype -v $version"*"preuninstall"*"dkms remove -m rdna1-mtype -v $version --all"* ]] ||
+	die "rdna1-mtype-dkms's scripts: $scripts"
+as_root rpm -qpc --nosignature "${rpms[1]}" | grep -qx /etc/rdna1-mtype/config.toml || die "config.toml is not a %config file"
+log "packaging: both formats install exactly install.sh's $(grep -c . <<<"$expected") files; rpmlint: $(tail -n 1 "$out/rpmlint.log" | sed 's/; has taken.*//')"
