@@ -168,6 +168,8 @@ lane_checks() {
 	stage cargo-test cargo_test || :
 	# The shipped conv2d.py under a real PyTorch without a GPU (Debian's CPU build).
 	stage conv2d-cpu niced "$top/tests/field-kit/conv2d-cpu.sh" || :
+	# What kmod compiles from shared/src, with the oldest kernel's rustc (Debian 7.3.4's 1.85.1).
+	stage rustc-floor niced "$top/tests/kernel/rustc-floor.sh" || :
 	# The Arch and RPM packages, built by makepkg and rpmbuild, installed with pacman --root.
 	stage packaging niced "$top/tests/packaging/run.sh" "$out/packaging" || :
 	# kmod's Rust, in the kernel's own style.
