@@ -31,7 +31,7 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 # niced; tests/run.sh); the boot never is (a starved TCG guest misjudges time).
 lower=$(niced "$here/root.sh")
 mnt=$out/root
-mkdir -p "$out/upper" "$out/work" "$mnt" "$RDNA1_CACHE/debian-cargo-target"
+mkdir -p "$out/upper" "$out/work" "$mnt"
 mounts=()
 cleanup() {
 	local i
@@ -42,14 +42,17 @@ mount -t overlay overlay -o "lowerdir=$lower,upperdir=$out/upper,workdir=$out/wo
 mounts+=("$mnt")
 mount -t proc proc "$mnt/proc"
 mounts+=("$mnt/proc")
-# rdna1ctl's crates build incrementally across runs; the cache is keyed by cargo itself.
-mkdir -p "$mnt/var/cache/rdna1-cargo-target"
-mount --bind "$RDNA1_CACHE/debian-cargo-target" "$mnt/var/cache/rdna1-cargo-target"
-mounts+=("$mnt/var/cache/rdna1-cargo-target")
 in_root() { niced chroot "$mnt" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
 
 log "debian: building the packages rdna1ctl and rdna1-mtype-dkms $version in sid"
 "$top/packaging/debian-source.sh" "$mnt/build/rdna1-mtype" >/dev/null
+# rdna1ctl's cargo target is kept per workspace content (packaging/workspace-key.sh; the staged
+# files carry the commit's time): a fresh clone of the same sources rebuilds nothing.
+key=$("$top/packaging/workspace-key.sh" "$mnt/build/rdna1-mtype")
+mkdir -p "$RDNA1_CACHE/debian-cargo-target/$key" "$mnt/var/cache/rdna1-cargo-target"
+find "$RDNA1_CACHE/debian-cargo-target" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} + 2>/dev/null || true
+mount --bind "$RDNA1_CACHE/debian-cargo-target/$key" "$mnt/var/cache/rdna1-cargo-target"
+mounts+=("$mnt/var/cache/rdna1-cargo-target")
 in_root sh -c 'cd /build/rdna1-mtype && CARGO_TARGET_DIR=/var/cache/rdna1-cargo-target dpkg-buildpackage -b -us -uc' \
 	>"$out/package-build.log" 2>&1 || { tail -n 30 "$out/package-build.log" >&2; die "dpkg-buildpackage failed"; }
 debs=("/build/rdna1ctl_${version}_amd64.deb" "/build/rdna1-mtype-dkms_${version}_all.deb")

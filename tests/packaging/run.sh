@@ -11,7 +11,8 @@
 #      packaging/rpm/rdna1-mtype.rpmlintrc says why it filters). Asserted: the two
 #      packages hold exactly the same list, the DKMS one runs dkms in %post and %preun, and the
 #      config is %config(noreplace).
-# rdna1ctl's cargo build is kept in ~/.cache/rdna1-mtype/packaging-cargo-target (cargo keys it).
+# rdna1ctl's cargo builds are kept in ~/.cache/rdna1-mtype/packaging-cargo-target/KEY (the
+# workspace's content: packaging/workspace-key.sh), one per format.
 # usage: run.sh OUT_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +23,11 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 user=65534
 w=$out/work
 rm -rf "$w" "$out/dist" && mkdir -p "$w"
-target=$RDNA1_CACHE/packaging-cargo-target
+# One target per workspace content (packaging/workspace-key.sh): a fresh clone of the same
+# sources rebuilds nothing.
+key=$("$top/packaging/workspace-key.sh" "$top")
+target=$RDNA1_CACHE/packaging-cargo-target/$key
+find "$RDNA1_CACHE/packaging-cargo-target" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} + 2>/dev/null || true
 mkdir -p "$target"
 tarball=$("$top/packaging/source-tarball.sh" "$out/dist")
 TARBALL=$tarball "$top/packaging/arch-source.sh" "$w/arch" >/dev/null
