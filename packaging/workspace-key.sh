@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # A key of what a cargo build of rdna1ctl in a source tree (source-tree.sh) depends on: the
-# contents of the workspace's manifests and crates (Cargo.lock fixes the vendored crates). Tests keep each
-# package format's cargo target per key: its files all carry the commit's time (source-tree.sh),
-# so cargo, which judges path crates by time, may only ever see one content under one key.
+# contents of the workspace's manifests and crates (Cargo.lock fixes the vendored crates). The
+# tests' cargo caches are kept per key (tests/kernel/env.sh, cargo_cache).
 # usage: workspace-key.sh DIR   prints 16 hex digits
 set -euo pipefail
 cd "$1"

@@ -45,13 +45,12 @@ mounts+=("$mnt/proc")
 in_root() { niced chroot "$mnt" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
 
 log "debian: building the packages rdna1ctl and rdna1-mtype-dkms $version in sid"
-"$top/packaging/debian-source.sh" "$mnt/build/rdna1-mtype" >/dev/null
-# rdna1ctl's cargo target is kept per workspace content (packaging/workspace-key.sh; the staged
-# files carry the commit's time): a fresh clone of the same sources rebuilds nothing.
-key=$("$top/packaging/workspace-key.sh" "$mnt/build/rdna1-mtype")
-mkdir -p "$RDNA1_CACHE/debian-cargo-target/$key" "$mnt/var/cache/rdna1-cargo-target"
-find "$RDNA1_CACHE/debian-cargo-target" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} + 2>/dev/null || true
-mount --bind "$RDNA1_CACHE/debian-cargo-target/$key" "$mnt/var/cache/rdna1-cargo-target"
+SOURCE_DATE_EPOCH=1 "$top/packaging/debian-source.sh" "$mnt/build/rdna1-mtype" >/dev/null
+# rdna1ctl's cargo target (env.sh, cargo_cache): a fresh clone of the same sources rebuilds
+# nothing, other sources only the workspace's crates.
+target=$(cargo_cache "$RDNA1_CACHE/debian-cargo-target" "$("$top/packaging/workspace-key.sh" "$mnt/build/rdna1-mtype")")
+mkdir -p "$mnt/var/cache/rdna1-cargo-target"
+mount --bind "$target" "$mnt/var/cache/rdna1-cargo-target"
 mounts+=("$mnt/var/cache/rdna1-cargo-target")
 in_root sh -c 'cd /build/rdna1-mtype && CARGO_TARGET_DIR=/var/cache/rdna1-cargo-target dpkg-buildpackage -b -us -uc' \
 	>"$out/package-build.log" 2>&1 || { tail -n 30 "$out/package-build.log" >&2; die "dpkg-buildpackage failed"; }

@@ -43,6 +43,30 @@ export RUST_LIB_SRC
 export LIBCLANG_PATH=/usr/lib/llvm-${LLVM_VERSION}/lib
 export PATH=$TOOLS_DIR/bin:$PATH
 
+# cargo_cache PARENT KEY: the cargo target for a staged source tree (packaging/source-tree.sh,
+# made with SOURCE_DATE_EPOCH=1: every file at one time, whatever the commit) whose workspace
+# content is KEY (packaging/workspace-key.sh). Cargo judges the workspace's own crates by file
+# time, so one content only ever sees one target: a new KEY takes over the last target with the
+# workspace crates' fingerprints removed, and cargo rebuilds exactly those (the vendored crates,
+# fixed by Cargo.lock, keep theirs and are not rebuilt). Prints the target's path.
+cargo_cache() {
+	local parent=$1 key=$2 last
+	mkdir -p "$parent"
+	if [ ! -d "$parent/$key" ]; then
+		last=$(find "$parent" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' | sort -n | tail -n1 | cut -d' ' -f2-)
+		if [ -n "$last" ]; then
+			find "$last" -path '*/.fingerprint/*' -prune \( -name 'rdna1ctl-*' -o -name 'rdna1-mtype-shared-*' \
+				-o -name 'rdna1-abi-probe-*' \) -exec rm -rf {} +
+			mv "$last" "$parent/$key"
+		else
+			mkdir "$parent/$key"
+		fi
+	fi
+	find "$parent" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf {} +
+	touch "$parent/$key"
+	echo "$parent/$key"
+}
+
 # niced CMD...: runs CMD at niceness RDNA1_NICE (default 19) until the file RDNA1_NICE_UNTIL
 # exists, at full priority after that or without it. make test (tests/run.sh) names the file it
 # makes once what the first VM boot waits for is built (cold: the test kernel; warm: the static
