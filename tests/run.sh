@@ -49,8 +49,11 @@ export RDNA1_NICE_UNTIL=$out/vm-inputs-built
 # Warm, the checks lane (clippy, cargo test, ...) is off the critical path: it stays niced
 # until Debian's boot is ready too (tests/debian/run.sh touches RDNA1_DEBIAN_READY before it
 # boots), so that Debian's package and DKMS builds, which its boot waits for, get the CPU beside
-# the test kernel's boots. (Cold, the kernel build is the long pole; then it shares the CPUs
-# with the others once the kernel is built, as before.)
+# the test kernel's boots, and until those boots have ended (vm-boots-done): now that Debian's
+# build is quick (cached), it no longer holds the checks lane back past them, and the boots,
+# which hold the CPUs for most of a warm run, should not share them with compilers at equal
+# priority. (Cold, the kernel build is the long pole; then it
+# shares the CPUs with the others once the kernel is built, as before.)
 export RDNA1_DEBIAN_READY=$out/debian-ready
 
 # stage NAME CMD...: runs one stage, its output in $logs/NAME.log, and records
@@ -299,7 +302,8 @@ debian_pid=$!
 # The checks lane's work shares the CPUs once both the VM boots' inputs and Debian's boot are
 # ready.
 (
-	until [ -e "$RDNA1_NICE_UNTIL" ] && { [ -z "$kernel_cached" ] || [ -e "$RDNA1_DEBIAN_READY" ]; }; do
+	until [ -e "$RDNA1_NICE_UNTIL" ] && { [ -z "$kernel_cached" ] ||
+		{ [ -e "$RDNA1_DEBIAN_READY" ] && [ -e "$out/vm-boots-done" ]; }; }; do
 		# A lane that ended early leaves nothing to renice (and its pid may be reused).
 		[ ! -e "$out/checks-done" ] || exit 0
 		sleep 1
@@ -316,6 +320,7 @@ if [ $rc -eq 0 ]; then
 else
 	not_run initramfs install-tests initramfs-installed vm-boot-1cpu-a vm-boot-1cpu-b vm-boot-2cpu
 fi
+touch "$out/vm-boots-done"
 wait $checks_pid || rc=1
 debian_rc=0
 wait $debian_pid || debian_rc=1
