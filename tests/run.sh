@@ -299,8 +299,8 @@ lane_bins &
 bins_pid=$!
 lane_debian &
 debian_pid=$!
-# The checks lane's work shares the CPUs once both the VM boots' inputs and Debian's boot are
-# ready.
+# The checks lane's work shares the CPUs once the VM boots' inputs are built and, warm, Debian's
+# boot is ready and the test kernel's boots have ended.
 (
 	until [ -e "$RDNA1_NICE_UNTIL" ] && { [ -z "$kernel_cached" ] ||
 		{ [ -e "$RDNA1_DEBIAN_READY" ] && [ -e "$out/vm-boots-done" ]; }; }; do
@@ -324,7 +324,7 @@ touch "$out/vm-boots-done"
 wait $checks_pid || rc=1
 debian_rc=0
 wait $debian_pid || debian_rc=1
-# Both markers exist by now: it ends within a second or two.
+# It has ended, or ends within a second: checks-done exists by now.
 wait "$unnice_checks_pid" || true
 if [ $rc -eq 0 ] && [ $debian_rc -eq 0 ]; then
 	stage debian-same-tables same_tables || rc=1

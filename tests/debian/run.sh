@@ -48,7 +48,8 @@ log "debian: building the packages rdna1ctl and rdna1-mtype-dkms $version in sid
 SOURCE_DATE_EPOCH=1 "$top/packaging/debian-source.sh" "$mnt/build/rdna1-mtype" >/dev/null
 # rdna1ctl's cargo target (env.sh, cargo_cache): a fresh clone of the same sources rebuilds
 # nothing, other sources only the workspace's crates.
-target=$(cargo_cache "$RDNA1_CACHE/debian-cargo-target" "$("$top/packaging/workspace-key.sh" "$mnt/build/rdna1-mtype")")
+key=$("$top/packaging/workspace-key.sh" "$mnt/build/rdna1-mtype")
+target=$(cargo_cache "$RDNA1_CACHE/debian-cargo-target" "$key")
 mkdir -p "$mnt/var/cache/rdna1-cargo-target"
 mount --bind "$target" "$mnt/var/cache/rdna1-cargo-target"
 mounts+=("$mnt/var/cache/rdna1-cargo-target")
@@ -181,6 +182,7 @@ second=/usr/lib/rust-$RUST_TOOLCHAIN
 for d in bin lib; do
 	mkdir -p "$mnt$second/$d"
 	mount --bind "$sysroot/$d" "$mnt$second/$d"
+	mount -o remount,bind,ro "$mnt$second/$d"
 	mounts+=("$mnt$second/$d")
 done
 mv "$mnt/usr/bin/rustc" "$mnt/usr/bin/rustc.sid"

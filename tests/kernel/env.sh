@@ -51,6 +51,7 @@ export PATH=$TOOLS_DIR/bin:$PATH
 # fixed by Cargo.lock, keep theirs and are not rebuilt). Prints the target's path.
 cargo_cache() {
 	local parent=$1 key=$2 last
+	[[ $key =~ ^[0-9a-f]{16}$ ]] || die "cargo_cache: not a workspace key: '$key'"
 	mkdir -p "$parent"
 	if [ ! -d "$parent/$key" ]; then
 		last=$(find "$parent" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' | sort -n | tail -n1 | cut -d' ' -f2-)

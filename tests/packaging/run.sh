@@ -25,8 +25,13 @@ w=$out/work
 rm -rf "$w" "$out/dist" && mkdir -p "$w"
 # The cargo targets (env.sh, cargo_cache): a fresh clone of the same sources rebuilds nothing,
 # other sources only the workspace's crates.
-target=$(cargo_cache "$RDNA1_CACHE/packaging-cargo-target" "$("$top/packaging/workspace-key.sh" "$top")")
 tarball=$(SOURCE_DATE_EPOCH=1 "$top/packaging/source-tarball.sh" "$out/dist")
+# The key of the very tree that is built (the tarball's), not of the checkout.
+mkdir -p "$w/keysrc"
+tar -xzf "$tarball" -C "$w/keysrc"
+key=$("$top/packaging/workspace-key.sh" "$w/keysrc/rdna1-mtype-$version")
+rm -rf "$w/keysrc"
+target=$(cargo_cache "$RDNA1_CACHE/packaging-cargo-target" "$key")
 TARBALL=$tarball "$top/packaging/arch-source.sh" "$w/arch" >/dev/null
 TARBALL=$tarball "$top/packaging/rpm-source.sh" "$w/rpm" >/dev/null
 chown -R "$user:$user" "$w" "$target"
