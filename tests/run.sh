@@ -3,9 +3,12 @@
 # host CPUs busy. After the host set-up, independent lanes run side by side:
 #   kernel  the pinned test kernel (cached in ~/.cache/rdna1-mtype), then the modules against it;
 #   bins    the static rdna1ctl and rdna1-abi-probe the VM runs;
-#   checks  cargo fmt, clippy -D warnings, cargo test, kernel rustfmt, the amdgpu struct copy
-#           check, checkpatch, then (with the static rdna1ctl) the field kit on fixtures and
-#           check-kernel on Debian's real kernel packages;
+#   checks  cargo fmt, clippy -D warnings, cargo test, then (in the sid tools root) conv2d.py
+#           on a CPU PyTorch, the rustc floor, the Arch and RPM packages, then kernel rustfmt,
+#           the amdgpu struct copy check, checkpatch, then (with the static rdna1ctl) the field
+#           kit on fixtures, check-kernel on Debian's real kernel packages and doctor's reader
+#           on Debian's ROCm libraries;
+#   tools   the sid tools root those checks borrow (tests/sid-tools), made once;
 #   debian  Debian's real kernel: our Debian packages built and installed with apt in a sid
 #           root (DKMS builds the module), then Debian's vmlinuz booted with its own amdgpu;
 #   vm      once kernel and bins are done: the install tests, then the test kernel's VM boots
@@ -46,14 +49,14 @@ export RDNA1_DEADLINE=$((deadline - 60))
 # CPUs for most of a warm run, so they should start as early as they can). VM boots are never
 # niced (a starved TCG guest misjudges time).
 export RDNA1_NICE_UNTIL=$out/vm-inputs-built
-# Warm, the checks lane (clippy, cargo test, ...) is off the critical path: it stays niced
-# until Debian's boot is ready too (tests/debian/run.sh touches RDNA1_DEBIAN_READY before it
-# boots), so that Debian's package and DKMS builds, which its boot waits for, get the CPU beside
-# the test kernel's boots, and until those boots have ended (vm-boots-done): now that Debian's
-# build is quick (cached), it no longer holds the checks lane back past them, and the boots,
-# which hold the CPUs for most of a warm run, should not share them with compilers at equal
-# priority. (Cold, the kernel build is the long pole; then it
-# shares the CPUs with the others once the kernel is built, as before.)
+# The checks lane (clippy, cargo test, packaging, ...) is off the critical path: it stays
+# niced until Debian's boot is ready too (tests/debian/run.sh touches RDNA1_DEBIAN_READY before
+# it boots), so that Debian's package and DKMS builds, which its boot waits for, get the CPU
+# beside the test kernel's boots, and until those boots have ended (vm-boots-done): the boots
+# hold the CPUs for most of a run and should not share them with compilers at equal priority;
+# the checks take the CPU time they leave, and both CPUs once they have ended. Cold too: there,
+# at equal priority after the kernel build, the checks lane's packaging (710 s) and the boots
+# slowed each other (1cpu-a 1,131 s against 668 s warm; docs/MEASUREMENTS.md, session 13).
 export RDNA1_DEBIAN_READY=$out/debian-ready
 
 # stage NAME CMD...: runs one stage, its output in $logs/NAME.log, and records
@@ -132,7 +135,7 @@ kernel_cached=
 unnice_all() {
 	[ -e "$RDNA1_NICE_UNTIL" ] && return 0
 	touch "$RDNA1_NICE_UNTIL"
-	unnice_tree $$ "${kernel_cached:+${checks_pid:-0}}"
+	unnice_tree $$ "${checks_pid:-0}"
 }
 
 lane_kernel() {
@@ -169,12 +172,17 @@ lane_checks() {
 	stage cargo-fmt cargo fmt --all --check || :
 	stage cargo-clippy niced cargo clippy -q --workspace --all-targets --locked -- -D warnings || :
 	stage cargo-test cargo_test || :
-	# The shipped conv2d.py under a real PyTorch without a GPU (Debian's CPU build).
-	stage conv2d-cpu niced "$top/tests/field-kit/conv2d-cpu.sh" || :
-	# What kmod compiles from shared/src, with the oldest kernel's rustc (Debian 7.3.4's 1.85.1).
-	stage rustc-floor niced "$top/tests/kernel/rustc-floor.sh" || :
-	# The Arch and RPM packages, built by makepkg and rpmbuild, installed with pacman --root.
-	stage packaging niced "$top/tests/packaging/run.sh" "$out/packaging" || :
+	# These run in the sid tools root (lane_tools made it).
+	if after sid-tools-root; then
+		# The shipped conv2d.py under a real PyTorch without a GPU (Debian's CPU build).
+		stage conv2d-cpu niced "$top/tests/field-kit/conv2d-cpu.sh" || :
+		# What kmod compiles from shared/src, with the oldest kernel's rustc (Debian 7.3.4's 1.85.1).
+		stage rustc-floor niced "$top/tests/kernel/rustc-floor.sh" || :
+		# The Arch and RPM packages, built by makepkg and rpmbuild, installed with pacman --root.
+		stage packaging niced "$top/tests/packaging/run.sh" "$out/packaging" || :
+	else
+		not_run conv2d-cpu rustc-floor packaging
+	fi
 	# kmod's Rust, in the kernel's own style.
 	stage kernel-rustfmt rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/*.rs || :
 	stage bo-copy-check tests/kernel/check-bo-copy.sh || :
@@ -186,17 +194,26 @@ lane_checks() {
 		tests/modules/harness/rdna1_fake_amdgpu.c tests/modules/harness/rdna1_going_delay.c \
 		tests/modules/oot-amdgpu/rdna1_oot_amdgpu.c tests/modules/bench/rdna1_mtype_bench.c \
 		tests/modules/include/resolve_symbol.h || :
-	# These two need the static rdna1ctl (the bins lane), long built by now.
+	# These need the static rdna1ctl (the bins lane), long built by now.
 	if after static-binaries; then
 		stage field-kit-fixtures "$top/tests/field-kit/run.sh" "$rdna1ctl" || :
 		stage check-kernel-debian niced "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel" || :
-		# doctor's code-object reader on Debian's real ROCm libraries, against LLVM's.
-		stage rocm-code-objects niced "$top/tests/rocm/code-objects.sh" "$rdna1ctl" || :
+		# doctor's code-object reader on Debian's real ROCm libraries, against LLVM's (sid tools).
+		if grep -q "^ok sid-tools-root " "$results"; then
+			stage rocm-code-objects niced "$top/tests/rocm/code-objects.sh" "$rdna1ctl" || :
+		else
+			not_run rocm-code-objects
+		fi
 	else
 		not_run field-kit-fixtures check-kernel-debian rocm-code-objects
 	fi
 	[ -z "$lane_failed" ]
 }
+
+# The sid tools root (tests/sid-tools: PyTorch, LLVM 21, makepkg, rpmbuild) that some checks
+# borrow, made from the start (niced, mostly downloads and unpacking) rather than when the first
+# of them needs it: cold, that was after the kernel build, beside the VM boots.
+lane_tools() { stage sid-tools-root niced sh -c '"$1"/tests/sid-tools/root.sh >/dev/null' sh "$top"; }
 
 # Debian's boot may use all the time left when it gets its CPU slot (RDNA1_DEADLINE).
 debian() {
@@ -299,11 +316,12 @@ lane_bins &
 bins_pid=$!
 lane_debian &
 debian_pid=$!
-# The checks lane's work shares the CPUs once the VM boots' inputs are built and, warm, Debian's
-# boot is ready and the test kernel's boots have ended.
+lane_tools &
+tools_pid=$!
+# The checks lane's work shares the CPUs once the VM boots' inputs are built, Debian's boot is
+# ready and the test kernel's boots have ended.
 (
-	until [ -e "$RDNA1_NICE_UNTIL" ] && { [ -z "$kernel_cached" ] ||
-		{ [ -e "$RDNA1_DEBIAN_READY" ] && [ -e "$out/vm-boots-done" ]; }; }; do
+	until [ -e "$RDNA1_NICE_UNTIL" ] && [ -e "$RDNA1_DEBIAN_READY" ] && [ -e "$out/vm-boots-done" ]; do
 		# A lane that ended early leaves nothing to renice (and its pid may be reused).
 		[ ! -e "$out/checks-done" ] || exit 0
 		sleep 1
@@ -322,6 +340,7 @@ else
 fi
 touch "$out/vm-boots-done"
 wait $checks_pid || rc=1
+wait $tools_pid || rc=1
 debian_rc=0
 wait $debian_pid || debian_rc=1
 # It has ended, or ends within a second: checks-done exists by now.

@@ -37,11 +37,12 @@ TARBALL=$tarball "$top/packaging/rpm-source.sh" "$w/rpm" >/dev/null
 chown -R "$user:$user" "$w" "$target"
 # as_user CMD...: in the tools root as nobody, the work dir at /home, the cargo target at /srv
 # (one per package format: their builds differ in path and flags, and would rebuild each other's).
-# Without the release profile's LTO and single codegen unit: what is checked here is the
-# packages, not the binary (the Debian stage builds and runs the shipped profile's), and a
-# change to rdna1ctl then costs these two builds about a quarter of the time.
+# Unoptimised, without the release profile's LTO and single codegen unit: what is checked here
+# is the packages, not the binary (the Debian stage builds and runs the shipped profile's). Both
+# builds from nothing then take 131 s and 217 CPU-s instead of 265 s and 489 CPU-s (optimised,
+# docs/MEASUREMENTS.md, session 13): on a cold run they share the CPUs with the VM boots.
 as_user() {
-	RDNA1_ENV="HOME=/home CARGO_TARGET_DIR=/srv/$format CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16" \
+	RDNA1_ENV="HOME=/home CARGO_TARGET_DIR=/srv/$format CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16" \
 		"$top/tests/sid-tools/run.sh" \
 		--rw "$w:/home" --rw "$target:/srv" -- setpriv --reuid=$user --regid=$user --clear-groups "$@"
 }
