@@ -38,6 +38,7 @@ mkdir -p "$out" "$logs" "$out/slots"
 t0=$(date +%s)
 deadline=$((t0 + ${RDNA1_TIME_BUDGET:-5100}))
 results=$out/results
+: >"$out/cpu"
 : >"$results"
 # One lock file per host CPU: a VM boot runs while it holds one (tests/vm/boot.sh).
 for ((i = 0; i < $(nproc); i++)); do : >"$out/slots/slot.$i"; done
@@ -72,7 +73,14 @@ stage() {
 	fi
 	log "$name: started"
 	s=$(date +%s)
-	"$@" >"$logs/$name.log" 2>&1 || rc=$?
+	# In a subshell that reports, as it ends, the CPU time it and what it ran used.
+	(
+		"$@"
+		r=$?
+		times >"$logs/$name.cpu"
+		exit $r
+	) >"$logs/$name.log" 2>&1 || rc=$?
+	echo "$name $(cpu_seconds <"$logs/$name.cpu")" >>"$out/cpu"
 	local secs=$(($(date +%s) - s))
 	if [ $rc -eq 0 ]; then
 		echo "ok $name $secs +$((s - t0))" >>"$results"
@@ -87,6 +95,9 @@ stage() {
 	} >&2
 	return 1
 }
+# cpu_seconds: the CPU seconds (user and system, of the shell and its children) in `times`'s
+# output on stdin ("0m1.500s 0m0.250s" lines).
+cpu_seconds() { awk '{ for (i = 1; i <= NF; i++) { split($i, a, "m"); t += a[1] * 60 + a[2] } } END { printf "%d", t }'; }
 not_run() { for n in "$@"; do echo "not-run $n - +$(($(date +%s) - t0))" >>"$results"; done; }
 
 summary() {
@@ -103,9 +114,14 @@ summary() {
 		echo "VM boots (cases, seconds of cases):"
 		grep '^[a-z0-9-]*: ' "$results" | awk '{ n[$1]++; s[$1] += $NF } END { for (b in n) printf "  %-8s %3d cases %6d s\n", b, n[b], s[b] }' | sort
 	fi
-	echo "stages (seconds, started at +seconds):"
-	grep -v '^[a-z0-9-]*: ' "$results" | awk '{ st = $NF; t = $(NF-1); $NF = ""; $(NF-1) = ""; printf "  %8s s  %-40s %s\n", t, $0, st }'
-	echo "total: $(($(date +%s) - t0)) s (budget ${RDNA1_TIME_BUDGET:-5100} s)"
+	echo "stages (seconds, CPU seconds, started at +seconds):"
+	grep -v '^[a-z0-9-]*: ' "$results" | awk -v cpuf="$out/cpu" '
+		BEGIN { while ((getline l < cpuf) > 0) { split(l, a, " "); cpu[a[1]] = a[2] } }
+		{ st = $NF; t = $(NF-1); n = $(NF-2); $NF = ""; $(NF-1) = ""
+		  printf "  %8s s %6s  %-40s %s\n", t, (n in cpu ? cpu[n] : "-"), $0, st }'
+	# Here, not in $( ): a subshell's own children have used no time yet.
+	times >"$out/cpu-total"
+	echo "total: $(($(date +%s) - t0)) s (budget ${RDNA1_TIME_BUDGET:-5100} s), $(cpu_seconds <"$out/cpu-total") CPU seconds"
 	local p f s
 	p=$(grep -c '^\([a-z0-9-]*: \)\?ok ' "$results")
 	f=$(grep -c '^\([a-z0-9-]*: \)\?\(not ok\|timeout\) ' "$results")
