@@ -23,9 +23,23 @@ use core::mem::size_of;
 
 use kernel::prelude::*;
 use kernel::sync::atomic::{Acquire, Atomic, Relaxed, Release};
-use kernel::sync::barrier::{smp_rmb, smp_wmb};
 
 use crate::abi::Event;
+
+/// `smp_wmb()`. The kernel crate names it `sync::barrier::smp_wmb()` up to 7.2 and
+/// `smp_mb(Write)` from 7.3; the C helper behind both is the same in every release.
+#[inline]
+fn smp_wmb() {
+    // SAFETY: a memory barrier has no precondition.
+    unsafe { kernel::bindings::smp_wmb() }
+}
+
+/// `smp_rmb()`, for the same reason as [`smp_wmb`].
+#[inline]
+fn smp_rmb() {
+    // SAFETY: a memory barrier has no precondition.
+    unsafe { kernel::bindings::smp_rmb() }
+}
 
 /// Events kept; a power of two.
 const RING: u64 = 1024;

@@ -38,11 +38,23 @@ struct FileOperations(bindings::file_operations);
 // threads only ever reads it.
 unsafe impl Sync for FileOperations {}
 
+// This module's `struct module`, named here as `module!` names it inside: its `THIS_MODULE`
+// is a crate-root static up to 7.2 and an associated const of `ModuleMetadata` from 7.3. Only
+// its address is taken, so its field-less members (`its_array` in some configurations) do not
+// matter across FFI.
+#[allow(improper_ctypes)]
+extern "C" {
+    static __this_module: Opaque<bindings::module>;
+}
+
 /// The kernel crate's `file_operations` for [`Control`], with `owner` = this module.
 // INVARIANT: a non-`mut` static without interior mutability: nothing in Rust writes it (it is
 // placed in `.rodata`), and the kernel only reads `file_operations`.
 static FOPS: FileOperations = FileOperations(bindings::file_operations {
-    owner: crate::THIS_MODULE.as_ptr(),
+    // SAFETY: `__this_module` is this module's `struct module`, which modpost defines for it
+    // (its `.mod.c`) and the kernel constructs at load time and frees only after unloading it;
+    // `get` only takes its address.
+    owner: unsafe { __this_module.get() },
     // SAFETY: `into_raw` sets `fops` to `&'static` the kernel crate's vtable for `Control`, a
     // valid, initialised `file_operations` that is never written; this reads a copy of it.
     ..unsafe { *OPTIONS.into_raw::<Control>().fops }

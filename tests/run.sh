@@ -9,11 +9,13 @@
 #           kit on fixtures, check-kernel on Debian's real kernel packages and doctor's reader
 #           on Debian's ROCm libraries;
 #   tools   the sid tools root those checks borrow (tests/sid-tools), made once;
-#   debian  Debian's real kernel: our Debian packages built and installed with apt in a sid
-#           root (DKMS builds the module), then Debian's vmlinuz booted with its own amdgpu;
+#   debian  Debian's real kernels, 7.2 (sid) and 7.3 (trixie-backports): our Debian packages
+#           built once, then installed with apt in each release's root (DKMS builds the
+#           module with the rustc that built that kernel), then its vmlinuz booted with its
+#           own amdgpu;
 #   vm      once kernel and bins are done: the install tests, then the test kernel's VM boots
 #           (1cpu-a, 1cpu-b and 2cpu: the real amdgpu.ko, rdna1_mtype.ko, the real
-#           gmc_v10_0_get_vm_pte), then case 30's tables compared with Debian's boot.
+#           gmc_v10_0_get_vm_pte), then case 30's tables compared with each Debian boot's.
 # Until what the first VM boot needs is built (cold: the kernel; warm: the static binaries), the
 # other lanes' builds run niced: that build keeps the CPUs it can use. A VM boot holds one
 # of two CPU slots (tests/vm/boot.sh), so at most two run at once.
@@ -51,14 +53,13 @@ export RDNA1_DEADLINE=$((deadline - 60))
 # niced (a starved TCG guest misjudges time).
 export RDNA1_NICE_UNTIL=$out/vm-inputs-built
 # The checks lane (clippy, cargo test, packaging, ...) is off the critical path: it stays
-# niced until Debian's boot is ready too (tests/debian/run.sh touches RDNA1_DEBIAN_READY before
-# it boots), so that Debian's package and DKMS builds, which its boot waits for, get the CPU
+# niced until Debian's boots are ready too (tests/debian/run.sh touches RDNA1_DEBIAN_READY
+# before each boots), so that Debian's package and DKMS builds, which its boot waits for, get the CPU
 # beside the test kernel's boots, and until those boots have ended (vm-boots-done): the boots
 # hold the CPUs for most of a run and should not share them with compilers at equal priority;
 # the checks take the CPU time they leave, and both CPUs once they have ended. Cold too: there,
 # at equal priority after the kernel build, the checks lane's packaging (710 s) and the boots
 # slowed each other (1cpu-a 1,131 s against 668 s warm; docs/MEASUREMENTS.md, session 13).
-export RDNA1_DEBIAN_READY=$out/debian-ready
 
 # stage NAME CMD...: runs one stage, its output in $logs/NAME.log, and records
 # "ok|not ok NAME SECONDS +START". A lane (a subshell) calls its stages one after the other;
@@ -107,15 +108,15 @@ summary() {
 	kill $(jobs -p) 2>/dev/null
 	wait 2>/dev/null
 	# VM case lines are "BOOT: VERDICT NAME SECONDS"; stage lines "VERDICT NAME SECONDS +START".
-	if grep -q '^[a-z0-9-]*: ' "$results"; then
+	if grep -q '^[a-z0-9.-]*: ' "$results"; then
 		echo "slowest VM cases:"
-		grep '^[a-z0-9-]*: ' "$results" | awk '{ print $NF, $0 }' | sort -rn | cut -d' ' -f2- |
+		grep '^[a-z0-9.-]*: ' "$results" | awk '{ print $NF, $0 }' | sort -rn | cut -d' ' -f2- |
 			head -n 8 | awk '{ t = $NF; $NF = ""; printf "  %8s s  %s\n", t, $0 }'
 		echo "VM boots (cases, seconds of cases):"
-		grep '^[a-z0-9-]*: ' "$results" | awk '{ n[$1]++; s[$1] += $NF } END { for (b in n) printf "  %-8s %3d cases %6d s\n", b, n[b], s[b] }' | sort
+		grep '^[a-z0-9.-]*: ' "$results" | awk '{ n[$1]++; s[$1] += $NF } END { for (b in n) printf "  %-11s %3d cases %6d s\n", b, n[b], s[b] }' | sort
 	fi
 	echo "stages (seconds, CPU seconds, started at +seconds):"
-	grep -v '^[a-z0-9-]*: ' "$results" | awk -v cpuf="$out/cpu" '
+	grep -v '^[a-z0-9.-]*: ' "$results" | awk -v cpuf="$out/cpu" '
 		BEGIN { while ((getline l < cpuf) > 0) { split(l, a, " "); cpu[a[1]] = a[2] } }
 		{ st = $NF; t = $(NF-1); n = $(NF-2); $NF = ""; $(NF-1) = ""
 		  printf "  %8s s %6s  %-40s %s\n", t, (n in cpu ? cpu[n] : "-"), $0, st }'
@@ -123,9 +124,9 @@ summary() {
 	times >"$out/cpu-total"
 	echo "total: $(($(date +%s) - t0)) s (budget ${RDNA1_TIME_BUDGET:-5100} s), $(cpu_seconds <"$out/cpu-total") CPU seconds"
 	local p f s
-	p=$(grep -c '^\([a-z0-9-]*: \)\?ok ' "$results")
-	f=$(grep -c '^\([a-z0-9-]*: \)\?\(not ok\|timeout\) ' "$results")
-	s=$(grep -c '^[a-z0-9-]*: skip ' "$results")
+	p=$(grep -c '^\([a-z0-9.-]*: \)\?ok ' "$results")
+	f=$(grep -c '^\([a-z0-9.-]*: \)\?\(not ok\|timeout\) ' "$results")
+	s=$(grep -c '^[a-z0-9.-]*: skip ' "$results")
 	# A run that stopped outside any stage (set -e in this script) still counts as failed.
 	[ $rc -eq 0 ] || [ "$f" -gt 0 ] || { echo "not ok run.sh (exit $rc)" >>"$results"; f=1; }
 	[ "$f" -eq 0 ] || rc=1
@@ -231,16 +232,47 @@ lane_checks() {
 # of them needs it: cold, that was after the kernel build, beside the VM boots.
 lane_tools() { stage sid-tools-root niced sh -c '"$1"/tests/sid-tools/root.sh >/dev/null' sh "$top"; }
 
-# Debian's boot may use all the time left when it gets its CPU slot (RDNA1_DEADLINE).
-debian() {
-	local rc=0
-	"$top/tests/debian/run.sh" "$out/debian" "$(left)" || rc=$?
+# Debian's real kernels (tests/debian/): every release's root at once (mostly downloads and
+# unpacking), our Debian packages built once in 7.2's, then each release side by side: its
+# install and builds (niced until the VM boots' inputs are built), then its boot as soon as it
+# is ready, which may use all the time left when it gets its CPU slot (RDNA1_DEADLINE). A
+# release whose root failed does not stop the other.
+debian_stage() {
+	local rel=$1 rc=0
+	RDNA1_DEBIAN_READY=$out/debian-ready-$rel "$top/tests/debian/run.sh" "$rel" "$out/debian-$rel" \
+		"$(left)" "$out/debian/debs" || rc=$?
 	# Also when it failed before its boot: the checks lane must not wait for it.
-	touch "$RDNA1_DEBIAN_READY"
-	[ ! -f "$out/debian/vm.log.results" ] || sed 's/^/debian: /' "$out/debian/vm.log.results" >>"$results"
+	touch "$out/debian-ready-$rel"
+	[ ! -f "$out/debian-$rel/vm.log.results" ] ||
+		sed "s/^/debian-$rel: /" "$out/debian-$rel/vm.log.results" >>"$results"
 	return $rc
 }
-lane_debian() { stage debian-real-kernel debian; }
+lane_debian() {
+	local r p pids=() rc=0
+	for r in $DEBIAN_RELEASES; do
+		(stage "debian-root-$r" niced sh -c '"$1"/tests/debian/root.sh "$2" >/dev/null' sh "$top" "$r") &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	if after debian-root-7.2; then
+		stage debian-packages "$top/tests/debian/packages.sh" "$out/debian" || rc=1
+	else
+		not_run debian-packages
+	fi
+	pids=()
+	for r in $DEBIAN_RELEASES; do
+		if grep -q '^ok debian-packages ' "$results" && after "debian-root-$r"; then
+			(lane_failed="" && stage "debian-$r" debian_stage "$r") &
+			pids+=($!)
+		else
+			not_run "debian-$r"
+			touch "$out/debian-ready-$r"
+		fi
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	return $rc
+}
+debian_ready() { for r in $DEBIAN_RELEASES; do [ -e "$out/debian-ready-$r" ] || return 1; done; }
 
 # The VM tests, chosen by the case headers (docs/TESTING.md, "Adding a case"): the cases for
 # the test kernel (`# kernels:` names `test`, or no such line) run in two one-CPU boots side by
@@ -308,14 +340,16 @@ lane_vm() {
 	[ -z "$lane_failed" ] && return $rc
 }
 
-# The same calls through Debian's real amdgpu and through ours gave the same PTE flags,
-# without and with rdna1_mtype (case 30's tables, every request x BO kind).
+# same_tables RELEASE: the same calls through Debian's real amdgpu of RELEASE and through ours
+# gave the same PTE flags, without and with rdna1_mtype (case 30's tables, every request x BO
+# kind).
 same_tables() {
-	local ours=$out/enforce-tables.test debian=$out/enforce-tables.debian
+	local ours=$out/enforce-tables.test theirs=$out/enforce-tables.debian-$1
 	cat "$out"/vm-1cpu-*.log | grep '^# enforce-table: ' >"$ours" || true
-	grep '^# enforce-table: ' "$out/debian/vm.log" >"$debian" || true
 	[ "$(wc -l <"$ours")" -ge 100 ] || { echo "case 30 logged $(wc -l <"$ours") table lines" >&2; return 1; }
-	diff "$ours" "$debian" >&2 || { echo "Debian's amdgpu and ours differ (above: < ours, > Debian's)" >&2; return 1; }
+	grep '^# enforce-table: ' "$out/debian-$1/vm.log" >"$theirs" || true
+	diff "$ours" "$theirs" >&2 || { echo "Debian $1's amdgpu and ours differ (above: < ours, > Debian's)" >&2; return 1; }
+	echo "Debian $1: the same $(wc -l <"$theirs") table lines as ours"
 }
 
 # The checks lane first: the others know its pid (unnice_all leaves it niced).
@@ -334,10 +368,10 @@ lane_debian &
 debian_pid=$!
 lane_tools &
 tools_pid=$!
-# The checks lane's work shares the CPUs once the VM boots' inputs are built, Debian's boot is
+# The checks lane's work shares the CPUs once the VM boots' inputs are built, Debian's boots are
 # ready and the test kernel's boots have ended.
 (
-	until [ -e "$RDNA1_NICE_UNTIL" ] && [ -e "$RDNA1_DEBIAN_READY" ] && [ -e "$out/vm-boots-done" ]; do
+	until [ -e "$RDNA1_NICE_UNTIL" ] && debian_ready && [ -e "$out/vm-boots-done" ]; do
 		# A lane that ended early leaves nothing to renice (and its pid may be reused).
 		[ ! -e "$out/checks-done" ] || exit 0
 		sleep 1
@@ -361,11 +395,14 @@ debian_rc=0
 wait $debian_pid || debian_rc=1
 # It has ended, or ends within a second: checks-done exists by now.
 wait "$unnice_checks_pid" || true
-if [ $rc -eq 0 ] && [ $debian_rc -eq 0 ]; then
-	stage debian-same-tables same_tables || rc=1
-else
-	rc=1
-	not_run debian-same-tables
-fi
+[ $debian_rc -eq 0 ] || rc=1
+vm_ok=$(grep -c '^ok vm-boot-1cpu-[ab] ' "$results" || true)
+for r in $DEBIAN_RELEASES; do
+	if [ "$vm_ok" = 2 ] && grep -q "^ok debian-$r " "$results"; then
+		(lane_failed="" && stage "debian-$r-same-tables" same_tables "$r") || rc=1
+	else
+		not_run "debian-$r-same-tables"
+	fi
+done
 [ $rc -ne 0 ] || log "all tests passed in $(($(date +%s) - t0)) s"
 exit $rc

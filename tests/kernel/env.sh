@@ -127,12 +127,34 @@ kbuild_dir() {
 	echo "$RDNA1_CACHE/kbuild/$flavour-$key"
 }
 
-# Debian's real kernel end to end (tests/debian/): a sid root made by mmdebstrap with that
-# kernel's headers, image, modules and source, the Debian toolchain its Rust was built with
-# (CONFIG_RUSTC_VERSION_TEXT), dkms, and what the rdna1-mtype packages build and depend on.
-# The rustc that built DEBIAN_KVER (its .config names "rustc 1.97.1"): Debian's package of it.
-DEBIAN_RUSTC_VERSION=1.97.1+dfsg1-1
-DEBIAN_ROOT_PACKAGES="linux-headers-$DEBIAN_KVER=$DEBIAN_KVER_VERSION linux-binary-$DEBIAN_KVER=$DEBIAN_KVER_VERSION \
-linux-modules-$DEBIAN_KVER=$DEBIAN_KVER_VERSION linux-source-7.2=$DEBIAN_KVER_VERSION \
-rustc=$DEBIAN_RUSTC_VERSION rust-src=$DEBIAN_RUSTC_VERSION cargo=$DEBIAN_RUSTC_VERSION bindgen dkms dh-dkms debhelper build-essential make flex bison bc python3 openssl \
-dwarves xz-utils libelf-dev libssl-dev kmod"
+# Debian's real kernels end to end (tests/debian/): per release, a root made by mmdebstrap with
+# that kernel's headers, image, modules and source, the Debian rustc its Rust was built with
+# (CONFIG_RUSTC_VERSION_TEXT names it), dkms, and what the rdna1-mtype packages depend on.
+# The packages are built once, in 7.2's sid root (its cargo; rdna1ctl needs Rust >= 1.95,
+# which trixie has only in backports, whose cargo would also replace trixie's rustc).
+DEBIAN_RELEASES="7.2 7.3"
+DEBIAN_DKMS_PACKAGES="bindgen dkms build-essential make flex bison bc python3 openssl dwarves \
+xz-utils libelf-dev libssl-dev kmod"
+# debian_release REL: sets DR_KVER, DR_VERSION (its packages'), DR_SUITES (the first is the
+# root's own) and DR_PACKAGES for release REL.
+debian_release() {
+	local rustc extra
+	case $1 in
+	7.2)
+		DR_KVER=$DEBIAN_KVER DR_VERSION=$DEBIAN_KVER_VERSION DR_SUITES=sid
+		# Its .config names "rustc 1.97.1"; cargo and the packaging tools build our packages.
+		rustc=1.97.1+dfsg1-1
+		extra="cargo=$rustc dh-dkms debhelper"
+		;;
+	7.3)
+		# trixie-backports' 7.3.4, built by trixie's own rustc 1.85.1, gcc-14 and bindgen 0.71.1.
+		DR_KVER=7.3.4+deb13-amd64 DR_VERSION=7.3.4-1~bpo13+1 DR_SUITES="trixie trixie-backports"
+		rustc=1.85.1+dfsg1-1+deb13u1
+		extra=""
+		;;
+	*) die "no Debian release $1 (tests/kernel/env.sh: $DEBIAN_RELEASES)" ;;
+	esac
+	DR_PACKAGES="linux-headers-$DR_KVER=$DR_VERSION linux-binary-$DR_KVER=$DR_VERSION \
+linux-modules-$DR_KVER=$DR_VERSION linux-source-$1=$DR_VERSION rustc=$rustc rust-src=$rustc \
+$extra $DEBIAN_DKMS_PACKAGES"
+}

@@ -4,7 +4,7 @@
 # usage: cases-with.sh [-v] HEADER_LINE   (an extended regex for the whole line after "# ";
 #                                          -v: the cases whose header has no such line)
 #   cases-with.sh 'needs: cpus=2'               the cases for make test's two-CPU boot
-#   cases-with.sh 'kernels: .*\<debian\>.*'     the cases for Debian's real kernel
+#   cases-with.sh 'kernels: (.* )?debian(-7\.3)?( .*)?'   the cases for Debian's 7.3 (tests/debian/run.sh)
 # A case's header is its leading run of comment lines (docs/TESTING.md, "Adding a case").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -3,7 +3,7 @@
 # (tests/debian/headers-shape.sh): tests/debian/run.sh found each the same module as Debian's
 # DKMS build (every loaded section equal); here each loads on Debian's kernel, arms on its
 # amdgpu and rewrites a mapping through the real gmc_v10_0_get_vm_pte.
-# kernels: debian
+# kernels: debian-7.2
 for shape in arch ubuntu; do
 	[ -e "/opt/rdna1/rdna1_mtype_$shape.ko" ] || fail "no module built against $shape's headers"
 done

@@ -10,7 +10,8 @@
 # Case headers declare what a case needs (read here, and on the host by tests/vm/cases-with.sh):
 #   # needs: cpus=2   skipped with fewer online CPUs (make test runs those cases in a second boot)
 #   # must-pass       under rdna1.strict=1 (make test) a skip counts as a failure
-#   # kernels: test debian   the kernels make test boots it on (host only; without it: test)
+#   # kernels: test debian   the kernels make test boots it on (host only; without it: test;
+#                           debian: every Debian release, debian-7.2: that one only)
 # RDNA1_CASES (kernel command line rdna1.cases=10,80): only the cases with these number prefixes.
 KSFT_SKIP=4
 cases=""
