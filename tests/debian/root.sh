@@ -34,7 +34,8 @@ find "$dir" -mindepth 1 -maxdepth 1 ! -name "$key" -exec rm -rf --one-file-syste
 # something is mounted in it (a run of an older checkout making or using it).
 legacy=$RDNA1_CACHE/debian-root
 if [ -d "$legacy" ] && ! findmnt -rn -o TARGET | grep -q "^$legacy/"; then
-	rm -rf --one-file-system "$legacy"
+	# Both releases' roots may be made at once, each removing it: a race leaves at most disk.
+	rm -rf --one-file-system "$legacy" || true
 fi
 tmp=$root.tmp
 rm -rf --one-file-system "$tmp"
