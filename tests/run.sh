@@ -14,7 +14,7 @@
 #           module with the rustc that built that kernel), then its vmlinuz booted with its
 #           own amdgpu;
 #   vm      once kernel and bins are done: the install tests, then the test kernel's VM boots
-#           (1cpu-a, 1cpu-b and 2cpu: the real amdgpu.ko, rdna1_mtype.ko, the real
+#           (1cpu and 2cpu: the real amdgpu.ko, rdna1_mtype.ko, the real
 #           gmc_v10_0_get_vm_pte), then case 30's tables compared with each Debian boot's.
 # Until what the first VM boot needs is built (cold: the kernel; warm: the static binaries), the
 # other lanes' builds run niced: that build keeps the CPUs it can use. A VM boot holds one
@@ -59,7 +59,8 @@ export RDNA1_NICE_UNTIL=$out/vm-inputs-built
 # hold the CPUs for most of a run and should not share them with compilers at equal priority;
 # the checks take the CPU time they leave, and both CPUs once they have ended. Cold too: there,
 # at equal priority after the kernel build, the checks lane's packaging (710 s) and the boots
-# slowed each other (1cpu-a 1,131 s against 668 s warm; docs/MEASUREMENTS.md, session 13).
+# slowed each other (a one-CPU boot took 1,131 s against 668 s warm; docs/MEASUREMENTS.md,
+# session 13).
 
 # stage NAME CMD...: runs one stage, its output in $logs/NAME.log, and records
 # "ok|not ok NAME SECONDS +START". A lane (a subshell) calls its stages one after the other;
@@ -275,24 +276,27 @@ lane_debian() {
 debian_ready() { for r in $DEBIAN_RELEASES; do [ -e "$out/debian-ready-$r" ] || return 1; done; }
 
 # The VM tests, chosen by the case headers (docs/TESTING.md, "Adding a case"): the cases for
-# the test kernel (`# kernels:` names `test`, or no such line) run in two one-CPU boots side by
-# side, 1cpu-b those whose header says `# boot: ... b`, 1cpu-a the others and those that say
-# `a`; the cases that say `# needs: cpus=2` in a two-CPU boot (tests/vm/boot.sh says why).
+# the test kernel (`# kernels:` names `test`, or no such line) run in two boots side by side:
+# 2cpu (two CPUs, single-threaded TCG: tests/vm/boot.sh) those whose header says
+# `# boot: ... 2cpu` or `# needs: cpus=2`, 1cpu the others and those that say `1cpu`. Each boot
+# costs a kernel boot and an amdgpu load (about a minute under TCG), so there are two.
 numbers() { tr , '\n' | grep . | sort -u; }
 test_cases=$({
 	tests/vm/cases-with.sh -v 'kernels: .*'
 	tests/vm/cases-with.sh 'kernels: .*\<test\>.*'
 } | numbers)
 smp_cases=$(tests/vm/cases-with.sh 'needs: cpus=2' | numbers)
-b_cases=$(tests/vm/cases-with.sh 'boot: .*\<b\>.*' | numbers)
-a_cases=$({
+cases_2cpu_all=$({
+	tests/vm/cases-with.sh 'boot: .*\<2cpu\>.*'
+	echo "$smp_cases"
+} | numbers)
+cases_1cpu_all=$({
 	tests/vm/cases-with.sh -v 'boot: .*'
-	tests/vm/cases-with.sh 'boot: .*\<a\>.*'
+	tests/vm/cases-with.sh 'boot: .*\<1cpu\>.*'
 } | numbers)
 only() { comm -12 <(echo "$1") <(echo "$2") | comm -23 - <(echo "$3") | sort -n | paste -sd, -; }
-cases_1cpu_a=$(only "$test_cases" "$a_cases" "$smp_cases")
-cases_1cpu_b=$(only "$test_cases" "$b_cases" "$smp_cases")
-cases_2cpu=$(only "$test_cases" "$smp_cases" "")
+cases_1cpu=$(only "$test_cases" "$cases_1cpu_all" "$smp_cases")
+cases_2cpu=$(only "$test_cases" "$cases_2cpu_all" "")
 
 # boot NAME INITRAMFS SMP CASES: one boot of the test kernel; its case results go to the run's
 # results as "NAME: ...". Every case it was given must have passed (a skip counts only where
@@ -315,12 +319,13 @@ holds_slot() {
 lane_vm() {
 	local kb
 	kb=$(cat "$out/kbuild-dir")
-	# 1cpu-b and 2cpu need nothing from the install tests: they boot the plain initramfs.
+	# 2cpu needs nothing from the install tests: it boots the plain initramfs.
 	if ! stage initramfs "$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs.cpio"; then
-		not_run install-tests initramfs-installed vm-boot-1cpu-a vm-boot-1cpu-b vm-boot-2cpu
+		not_run install-tests initramfs-installed vm-boot-1cpu vm-boot-2cpu
 		return 1
 	fi
-	stage vm-boot-1cpu-b boot 1cpu-b "$out/initramfs.cpio" 1 "$cases_1cpu_b" &
+	# In its own subshell: its failure must not mark the 1cpu boot below as not run.
+	(stage vm-boot-2cpu boot 2cpu "$out/initramfs.cpio" 2 "$cases_2cpu") &
 	local pids=($!)
 	initramfs_installed() {
 		RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko RDNA1_INSTALLED=$out/install/installed \
@@ -328,12 +333,8 @@ lane_vm() {
 	}
 	stage install-tests "$top/tests/install/run.sh" "$out/install" "$kb" "$rdna1ctl" || :
 	stage initramfs-installed initramfs_installed || :
-	holds_slot 1cpu-b
-	# In its own subshell: its failure must not mark the 2cpu boot below as not run.
-	(stage vm-boot-1cpu-a boot 1cpu-a "$out/initramfs-installed.cpio" 1 "$cases_1cpu_a") &
-	pids+=($!)
-	holds_slot 1cpu-a
-	(lane_failed="" && stage vm-boot-2cpu boot 2cpu "$out/initramfs.cpio" 2 "$cases_2cpu") &
+	holds_slot 2cpu
+	(lane_failed="" && stage vm-boot-1cpu boot 1cpu "$out/initramfs-installed.cpio" 1 "$cases_1cpu") &
 	pids+=($!)
 	local rc=0 p
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
@@ -345,7 +346,7 @@ lane_vm() {
 # kind).
 same_tables() {
 	local ours=$out/enforce-tables.test theirs=$out/enforce-tables.debian-$1
-	cat "$out"/vm-1cpu-*.log | grep '^# enforce-table: ' >"$ours" || true
+	grep '^# enforce-table: ' "$out/vm-1cpu.log" >"$ours" || true
 	[ "$(wc -l <"$ours")" -ge 100 ] || { echo "case 30 logged $(wc -l <"$ours") table lines" >&2; return 1; }
 	grep '^# enforce-table: ' "$out/debian-$1/vm.log" >"$theirs" || true
 	diff "$ours" "$theirs" >&2 || { echo "Debian $1's amdgpu and ours differ (above: < ours, > Debian's)" >&2; return 1; }
@@ -386,7 +387,7 @@ wait $bins_pid || rc=1
 if [ $rc -eq 0 ]; then
 	lane_vm || rc=1
 else
-	not_run initramfs install-tests initramfs-installed vm-boot-1cpu-a vm-boot-1cpu-b vm-boot-2cpu
+	not_run initramfs install-tests initramfs-installed vm-boot-1cpu vm-boot-2cpu
 fi
 touch "$out/vm-boots-done"
 wait $checks_pid || rc=1
@@ -396,9 +397,8 @@ wait $debian_pid || debian_rc=1
 # It has ended, or ends within a second: checks-done exists by now.
 wait "$unnice_checks_pid" || true
 [ $debian_rc -eq 0 ] || rc=1
-vm_ok=$(grep -c '^ok vm-boot-1cpu-[ab] ' "$results" || true)
 for r in $DEBIAN_RELEASES; do
-	if [ "$vm_ok" = 2 ] && grep -q "^ok debian-$r " "$results"; then
+	if grep -q '^ok vm-boot-1cpu ' "$results" && grep -q "^ok debian-$r " "$results"; then
 		(lane_failed="" && stage "debian-$r-same-tables" same_tables "$r") || rc=1
 	else
 		not_run "debian-$r-same-tables"

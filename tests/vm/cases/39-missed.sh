@@ -4,7 +4,7 @@
 # is there, reads 0 after calls that were all handled (each one was: its rewrite is checked)
 # and that status prints it; not that a real miss is counted. Across a disarm/re-arm (amdgpu
 # unloaded and loaded again): case 70, which reloads amdgpu anyway.
-# boot: b
+# boot: 2cpu
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce bo_layout=none

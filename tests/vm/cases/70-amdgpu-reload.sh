@@ -2,7 +2,6 @@
 # fprobe's miss count (case 39) still reads 0 across the disarm and re-arm.
 # Once here; RDNA1_SOAK=1 (`make soak`) repeats the cycle 20 times (issue 14's churn).
 # kernels: test debian
-# boot: b
 reloads=1
 [ "${RDNA1_SOAK:-0}" != 1 ] || reloads=20
 mtype_down

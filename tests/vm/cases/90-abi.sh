@@ -1,7 +1,7 @@
 # /dev/rdna1_mtype: root-only node; every ioctl error path (unknown command, wrong size and
 # version, bad values, bad and kernel pointers, ENOENT, EPERM for a non-root caller); then a
 # seeded fuzz run that must only get documented answers (the host fails on any kernel warning).
-# boot: b
+# boot: 2cpu
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce

@@ -2,7 +2,7 @@
 # decision with the caller's pid and comm; rdna1ctl status shows the per-device counters;
 # out-of-scope calls, graphics VMs (vm_scope=compute) and unmaps are counted, not logged; an
 # overrun ring reports the events it lost.
-# boot: b
+# boot: 2cpu
 mtype_down
 harness_up
 modprobe rdna1_mtype

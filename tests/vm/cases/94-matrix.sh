@@ -4,7 +4,7 @@
 # none) x mode x (scope, vm_scope) (rdna1/compute, gfx10/compute, rdna1/all) x classes (default;
 # coherent,uncached,uc_request) x layout (unset, set): 42120 calls of the real function, each
 # compared with the documented decision (policy::decide).
-# boot: b
+# boot: 2cpu
 mtype_down
 harness_up
 modprobe rdna1_mtype

@@ -5,7 +5,7 @@
 # that MTYPE mattered, restore mode audit, and keep RDNA1_MTYPE_MODE=enforce; `run --env` with
 # the kept file must run the command under enforce as uid 65534 and put audit back; a search
 # interrupted (SIGINT) while the command runs under enforce must put audit back too.
-# boot: b
+# boot: 2cpu
 mtype_down
 modprobe rdna1_mtype mode=audit
 # The initramfs root is mktemp's 0700 directory: uid 65534 could not even reach /bin/sh.

@@ -1,7 +1,7 @@
 # After everything above loaded, used and unloaded rdna1_mtype (and amdgpu) many times:
 # kmemleak finds no unreferenced object allocated by rdna1_mtype or its test modules.
 # (KASAN and lockdep reports fail the run through the host's log scan.)
-# boot: a b
+# boot: 1cpu 2cpu
 K=/sys/kernel/debug/kmemleak
 if [ ! -e $K ]; then
 	echo "this kernel has no kmemleak (CONFIG_DEBUG_KMEMLEAK)"
