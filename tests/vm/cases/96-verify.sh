@@ -5,7 +5,6 @@
 # audit reports would-violate only; --pid filters; SIGTERM ends the window cleanly; a stale
 # instance of a dead pid is removed; the instance never survives a run, the top-level event
 # stays disabled; a non-root run fails with exit 4.
-# boot: 2cpu
 mtype_down
 harness_up
 modprobe rdna1_mtype
