@@ -1,6 +1,7 @@
 # Per-device stats count exactly the calls made, by outcome (every skip named as shared's
 # Skip names it), in compute VMs unless a call says otherwise.
 # kernels: test debian
+# boot: 2cpu
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce bo_layout=none

@@ -4,6 +4,7 @@
 # device in a PCI domain >= 0x10000 (behind an Intel VMD) cannot be packed into the ABI's 32-bit
 # address: it is an unknown device (never in scope, counted under unknown-device), never the
 # domain-0 device whose address it would alias (10000:03:00.0 -> 0000:03:00.0).
+# boot: 2cpu
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce bo_layout=none

@@ -1,5 +1,6 @@
 # Invalid modes and scopes are refused and change nothing; invalid values at load refuse the
 # load.
+# boot: 2cpu
 mtype_down
 harness_up
 modprobe rdna1_mtype mode=enforce

@@ -1,5 +1,6 @@
 # rdna1ctl status reports what the module and the machine really are.
 # kernels: test debian
+# boot: 2cpu
 mtype_down
 out=$(rdna1ctl status)
 echo "$out" | grep -q 'rdna1_mtype is not loaded' || fail "not-loaded: $out"

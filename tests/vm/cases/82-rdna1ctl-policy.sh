@@ -2,6 +2,7 @@
 # module reads back, bad input is refused before anything is sent (exit 2 for the command
 # line, 1 for a bad config), non-root gets exit 4, and a missing module exit 5.
 # kernels: test debian
+# boot: 2cpu
 mtype_down
 harness_up
 # as_nobody CMD...: runs CMD as uid/gid 65534 (busybox su needs a passwd entry).

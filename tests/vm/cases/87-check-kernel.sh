@@ -3,6 +3,7 @@
 # what the harness, compiled against amdgpu's headers, knows; without (the test kernel, no
 # BTF) it rests on the release whose source was verified. Either way: hookable, exit 0.
 # kernels: test debian
+# boot: 2cpu
 mtype_down
 harness_up
 rc=0
