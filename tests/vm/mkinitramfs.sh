@@ -33,7 +33,8 @@ if [ -z "${RDNA1_MODULES_TREE:-}" ]; then
 	# clang's KASAN gives every string literal of amdgpu a local symbol (.str.N, 12,976 of
 	# its 29,328). Loading a module, ftrace looks each of its fentry sites up by a linear
 	# scan of its symbols (ftrace_module_enable, test_for_valid_rec: 8,845 x 29,328 steps),
-	# most of a load's 86 s under TCG, for each of the about four amdgpu loads a boot does.
+	# most of a load's 86 s under TCG (28 s without them), in every amdgpu load (one to
+	# three per boot).
 	# Nothing reads these names (KASAN names globals from its own descriptors), and a
 	# distribution's amdgpu (no KASAN) has none.
 	amd=$root/lib/modules/$rel/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko
