@@ -22,13 +22,17 @@ dk_apt() { # apt-get|apt-cache ARGS...
 	"$tool" "${opts[@]}" "$@"
 }
 
-# Updates the private package lists once a day.
+# Updates the private package lists once a day. Under a lock: make test's check-kernel-debian
+# and rustc-floor run side by side, and a second apt-get update on the same lists fails.
 dk_update() {
-	local stamp=$DK_APT/lists/.updated m
+	local stamp=$DK_APT/lists/.updated m lock
+	mkdir -p "$DK_APT/lists/partial" "$DK_APT/cache/archives/partial"
+	exec {lock}>"$DK_APT/.update.lock"
+	flock "$lock" || die "cannot lock $DK_APT/.update.lock"
 	if [ -f "$stamp" ] && [ -n "$(find "$stamp" -mmin -1440)" ]; then
+		exec {lock}>&-
 		return 0
 	fi
-	mkdir -p "$DK_APT/lists/partial" "$DK_APT/cache/archives/partial"
 	m=$(sed -n 's/^deb \([^ ]*\) sid .*/\1/p' "$APT_STATE/sources.list" 2>/dev/null | head -n1)
 	[ -n "$m" ] || m=http://deb.debian.org/debian
 	{
@@ -39,6 +43,7 @@ dk_update() {
 	log "private apt update for Debian's kernels"
 	dk_apt apt-get update -qq || die "apt-get update (kernels) failed"
 	touch "$stamp"
+	exec {lock}>&-
 }
 
 # Every amd64 kernel release in the archive, one per line: "KVER VERSION" (newest version of

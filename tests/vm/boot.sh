@@ -81,7 +81,9 @@ fi
 # TCG, in about 1 boot in 5); it is shown, not judged, and a boot where it turned lockdep off
 # was booted again above. One message is tolerated with a reason: the ORC unwinder
 # cannot walk through fgraph's return_to_handler, where fprobe exit handlers run, when lockdep
-# saves a stack trace there; it concerns that trace, not memory or locking.
+# saves a stack trace there; it concerns that trace, not memory or locking. The test kernel
+# unwinds with frame pointers (tests/kernel/config/base.config): this is for the ORC kernels
+# booted here too (Debian's).
 report='BUG:|Oops|WARNING:|KASAN|UBSAN|Kernel panic|kernel BUG|Call Trace:|general protection fault|INFO: task .* blocked'
 tolerated='WARNING: stack going in the wrong direction\? at return_to_handler'
 if sed -n '1,/^RDNA1-VM: job/p' "$log" | grep -nE "$report" | head -n 3 | grep . >&2; then
