@@ -3,9 +3,9 @@
 # host CPUs busy. After the host set-up, independent lanes run side by side:
 #   kernel  the pinned test kernel (cached in ~/.cache/rdna1-mtype), then the modules against it;
 #   bins    the static rdna1ctl and rdna1-abi-probe the VM runs;
-#   checks  three sub-lanes: cargo fmt, clippy -D warnings, cargo test; (in the sid tools
-#           root) conv2d.py on a CPU PyTorch, the rustc floor, the Arch and RPM packages,
-#           doctor's reader on Debian's ROCm libraries; kernel rustfmt, the amdgpu struct copy
+#   checks  four sub-lanes: cargo fmt, clippy -D warnings, cargo test; (in the sid tools
+#           root) conv2d.py on a CPU PyTorch, the rustc floor, doctor's reader on Debian's
+#           ROCm libraries; the Arch and RPM packages; kernel rustfmt, the amdgpu struct copy
 #           check, checkpatch, then (with the static rdna1ctl) the field kit on fixtures and
 #           check-kernel on Debian's real kernel packages;
 #   tools   the sid tools root those checks borrow (tests/sid-tools), made once;
@@ -16,8 +16,9 @@
 #   vm      once kernel and bins are done: the install tests, then the test kernel's VM boots
 #           (1cpu and 2cpu: the real amdgpu.ko, rdna1_mtype.ko, the real
 #           gmc_v10_0_get_vm_pte), then case 30's tables compared with each Debian boot's.
-# Until what the first VM boot needs is built (cold: the kernel; warm: the static binaries), the
-# other lanes' builds run niced: that build keeps the CPUs it can use. A VM boot holds one
+# Until what the first VM boot needs is built (cold: the kernel, the modules and the static
+# binaries; warm: the static binaries), the other lanes' builds run niced: those builds keep
+# the CPUs they can use. A VM boot holds one
 # of two CPU slots (tests/vm/boot.sh), so at most two run at once.
 # Every stage and every VM case is one result; the last line is "N passed, N failed, N skipped"
 # (also when a stage fails or a boot times out), after the stages with their start and
@@ -48,7 +49,8 @@ export RDNA1_VM_SLOTS=$out/slots
 # The boots end 60 s before the budget: the comparison and the summary come after them.
 export RDNA1_DEADLINE=$((deadline - 60))
 # The other lanes' work runs niced until what the first VM boot needs is built (env.sh, niced):
-# on a cold machine the test kernel, with it cached the static binaries (the VM boots hold the
+# on a cold machine the test kernel, the modules and the static binaries, with the kernel
+# cached the static binaries (the VM boots hold the
 # CPUs for most of a warm run, so they should start as early as they can). VM boots are never
 # niced (a starved TCG guest misjudges time).
 export RDNA1_NICE_UNTIL=$out/vm-inputs-built
@@ -158,22 +160,23 @@ unnice_all() {
 
 lane_kernel() {
 	stage kernel sh -c '"$1"/tests/kernel/build.sh base >"$2"' sh "$top" "$out/kbuild-dir" || :
-	# Cold: the kernel was what the VM boots waited for.
-	[ -n "$kernel_cached" ] || unnice_all
 	stage modules "$top/tests/vm/build-modules.sh" "$(cat "$out/kbuild-dir" 2>/dev/null)" "$out" || :
+	# Cold: these and the static binaries were what the VM boots waited for.
+	if [ -z "$kernel_cached" ]; then
+		after static-binaries || :
+		unnice_all
+	fi
 	[ -z "$lane_failed" ]
 }
 
-# Warm, the static binaries are what the first VM boot waits for: at full priority, and the
-# other lanes' niced work is let go when they are built (or failed).
+# The static binaries are a VM input like the kernel: at full priority, cold and warm (cold 8
+# built them niced beside the kernel: they were done 165 s after it, and the boots waited).
+# Warm they are the last input, and the other lanes' niced work is let go when they are built
+# (or failed).
 lane_bins() {
 	local rc=0
-	if [ -n "$kernel_cached" ]; then
-		stage static-binaries "$top/tests/vm/build-bins.sh" || rc=1
-		unnice_all
-	else
-		stage static-binaries niced "$top/tests/vm/build-bins.sh" || rc=1
-	fi
+	stage static-binaries "$top/tests/vm/build-bins.sh" || rc=1
+	[ -z "$kernel_cached" ] || unnice_all
 	return $rc
 }
 # after STAGE: waits until STAGE (of another lane) has ended; fails unless it passed.
@@ -183,7 +186,7 @@ after() {
 }
 
 cargo_test() { niced cargo test -q --workspace --locked; }
-# The checks lane: three sub-lanes side by side, each stage waiting only for what it needs, so
+# The checks lane: four sub-lanes side by side, each stage waiting only for what it needs, so
 # that once the VM boots have ended their stages share both CPUs (cold 7 ran them one after
 # the other: 316 s after the boots, one CPU idle for a third of it). A failed stage marks only
 # its own sub-lane's later stages as not run.
@@ -200,8 +203,6 @@ checks_tools() {
 		stage conv2d-cpu niced "$top/tests/field-kit/conv2d-cpu.sh" || :
 		# What kmod compiles from shared/src, with the oldest kernel's rustc (Debian 7.3.4's 1.85.1).
 		stage rustc-floor niced "$top/tests/kernel/rustc-floor.sh" || :
-		# The Arch and RPM packages, built by makepkg and rpmbuild, installed with pacman --root.
-		stage packaging niced "$top/tests/packaging/run.sh" "$out/packaging" || :
 		# doctor's code-object reader on Debian's real ROCm libraries, against LLVM's (sid
 		# tools), with the static rdna1ctl (the bins lane).
 		if after static-binaries; then
@@ -210,7 +211,19 @@ checks_tools() {
 			not_run rocm-code-objects
 		fi
 	else
-		not_run conv2d-cpu rustc-floor packaging rocm-code-objects
+		not_run conv2d-cpu rustc-floor rocm-code-objects
+	fi
+	[ -z "$lane_failed" ]
+}
+# The Arch and RPM packages, built by makepkg and rpmbuild (in the sid tools root), installed
+# with pacman --root: the checks lane's largest build, in a sub-lane of its own so that it
+# starts as soon as the tools root is made (cold 8 ran it after conv2d-cpu and rustc-floor's
+# downloads: it began 120 s after the boots had ended and was the run's last 240 s).
+checks_packages() {
+	if after sid-tools-root; then
+		stage packaging niced "$top/tests/packaging/run.sh" "$out/packaging" || :
+	else
+		not_run packaging
 	fi
 	[ -z "$lane_failed" ]
 }
@@ -243,6 +256,8 @@ lane_checks() {
 	checks_cargo &
 	pids+=($!)
 	checks_tools &
+	pids+=($!)
+	checks_packages &
 	pids+=($!)
 	checks_source &
 	pids+=($!)
