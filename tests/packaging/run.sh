@@ -23,12 +23,9 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 user=65534
 w=$out/work
 rm -rf "$w" "$out/dist" && mkdir -p "$w"
-# The cargo targets (env.sh, cargo_cache): a fresh clone of the same sources rebuilds nothing,
-# other sources only the workspace's crates.
 # Kbuild's passing files are not source: the tarball, made while the modules stage may be
-# compiling in kmod/ and tests/modules/, must hold none (warm 26: tar failed on
-# kmod/.tmp_16011/tmp, which kbuild had removed by the time tar read it). A .tmp_PID directory
-# of each place stands in for them.
+# compiling in kmod/ and tests/modules/, must hold none (a file kbuild removes between git's
+# listing and tar's read fails the tarball). A .tmp_PID directory in each place stands in for them.
 probes=("$top/kmod/.tmp_rdna1probe" "$top/tests/modules/harness/.tmp_rdna1probe")
 trap 'rm -rf "${probes[@]}"' EXIT
 for p in "${probes[@]}"; do mkdir -p "$p" && : >"$p/tmp"; done
@@ -37,6 +34,8 @@ rm -rf "${probes[@]}"
 if tar -tzf "$tarball" | grep -F .tmp_rdna1probe >&2; then
 	die "the source tarball holds kbuild's temporary files (above): .gitignore must ignore them"
 fi
+# The cargo targets (env.sh, cargo_cache): a fresh clone of the same sources rebuilds nothing,
+# other sources only the workspace's crates.
 # The key of the very tree that is built (the tarball's), not of the checkout.
 mkdir -p "$w/keysrc"
 tar -xzf "$tarball" -C "$w/keysrc"
