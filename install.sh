@@ -33,8 +33,12 @@ files() {
 	echo "dist/systemd/rdna1-mtype.service $PREFIX/lib/systemd/system/rdna1-mtype.service 644"
 	echo "udev/70-rdna1-mtype.rules $PREFIX/lib/udev/rules.d/70-rdna1-mtype.rules 644"
 	echo "dist/modprobe.d/rdna1-mtype.conf $PREFIX/lib/modprobe.d/rdna1-mtype.conf 644"
-	# The workload `rdna1ctl report` runs by default (it looks in PREFIX/share/rdna1-mtype/).
-	echo "dist/field-kit/conv2d.py $PREFIX/share/rdna1-mtype/conv2d.py 755"
+	# The workload `rdna1ctl report` and `search` run by default, and the in-process check their
+	# Python commands load (rdna1ctl looks in PREFIX/share/rdna1-mtype/).
+	echo "dist/field-kit/battery.py $PREFIX/share/rdna1-mtype/battery.py 755"
+	for f in sitecustomize.py rdna1_check.py; do
+		echo "dist/field-kit/python/$f $PREFIX/share/rdna1-mtype/python/$f 644"
+	done
 	for d in README.md docs/INSTALL.md docs/CLI.md docs/DESIGN.md docs/ABI.md; do
 		[ -e "$top/$d" ] && echo "$d $PREFIX/share/doc/rdna1-mtype/$(basename "$d") 644"
 	done
@@ -115,7 +119,7 @@ do_uninstall() {
 	fi
 	# Our own directories, if now empty; shared ones (share/man/man8, ...) stay.
 	for d in "$src/kmod" "$src/shared/src" "$src/shared" "$src" "$PREFIX/share/doc/rdna1-mtype" \
-		"$PREFIX/share/rdna1-mtype" \
+		"$PREFIX/share/rdna1-mtype/python" "$PREFIX/share/rdna1-mtype" \
 		"$SYSCONFDIR/rdna1-mtype"; do
 		rmdir "$DESTDIR$d" 2>/dev/null || true
 	done

@@ -4,8 +4,9 @@
 #   kernel  the pinned test kernel (cached in ~/.cache/rdna1-mtype), then the modules against it;
 #   bins    the static rdna1ctl and rdna1-abi-probe the VM runs;
 #   checks  four sub-lanes: cargo fmt, clippy -D warnings, cargo test; (in the sid tools
-#           root) conv2d.py on a CPU PyTorch, the rustc floor, doctor's reader on Debian's
-#           ROCm libraries; the Arch and RPM packages; kernel rustfmt, the amdgpu struct copy
+#           root) the rustc floor, then with the static rdna1ctl the layer battery and the
+#           in-process check on a CPU PyTorch, doctor's reader on Debian's ROCm libraries;
+#           the Arch and RPM packages; kernel rustfmt, the amdgpu struct copy
 #           check, checkpatch, then (with the static rdna1ctl) the field kit on fixtures and
 #           check-kernel on Debian's real kernel packages;
 #   tools   the sid tools root those checks borrow (tests/sid-tools), made once;
@@ -16,6 +17,8 @@
 #   vm      once kernel and bins are done: the install tests, then the test kernel's VM boots
 #           (1cpu and 2cpu: the real amdgpu.ko, rdna1_mtype.ko, the real
 #           gmc_v10_0_get_vm_pte), then case 30's tables compared with each Debian boot's.
+# Last, what the run left outside the clone, its cache and temporary directories
+# (tests/leftovers.sh, against a list made after the host set-up): anything fails the run.
 # Until what the first VM boot needs is built (cold: the kernel, the modules and the static
 # binaries; warm: the static binaries), the other lanes' builds run niced: those builds keep
 # the CPUs they can use. A VM boot holds one
@@ -147,6 +150,7 @@ fi
 
 cd "$top"
 stage host-setup "$top/tests/kernel/setup-host.sh" || exit 1
+stage leftovers-before "$top/tests/leftovers.sh" snapshot "$out/paths-before" || exit 1
 
 rdna1ctl=$top/target/vm/x86_64-unknown-linux-gnu/release/rdna1ctl
 kernel_cached=
@@ -199,25 +203,26 @@ checks_cargo() {
 # These run in the sid tools root (lane_tools made it).
 checks_tools() {
 	if after sid-tools-root; then
-		# The shipped conv2d.py under a real PyTorch without a GPU (Debian's CPU build).
-		stage conv2d-cpu niced "$top/tests/field-kit/conv2d-cpu.sh" || :
 		# What kmod compiles from shared/src, with the oldest kernel's rustc (Debian 7.3.4's 1.85.1).
 		stage rustc-floor niced "$top/tests/kernel/rustc-floor.sh" || :
-		# doctor's code-object reader on Debian's real ROCm libraries, against LLVM's (sid
-		# tools), with the static rdna1ctl (the bins lane).
+		# With the static rdna1ctl (the bins lane): the shipped battery and in-process check
+		# under a real PyTorch without a GPU (Debian's CPU build), and rdna1ctl running a real
+		# training script with them; doctor's code-object reader on Debian's real ROCm
+		# libraries, against LLVM's (sid tools).
 		if after static-binaries; then
+			stage check-cpu niced "$top/tests/field-kit/check-cpu.sh" "$rdna1ctl" || :
 			stage rocm-code-objects niced "$top/tests/rocm/code-objects.sh" "$rdna1ctl" || :
 		else
-			not_run rocm-code-objects
+			not_run check-cpu rocm-code-objects
 		fi
 	else
-		not_run conv2d-cpu rustc-floor rocm-code-objects
+		not_run rustc-floor check-cpu rocm-code-objects
 	fi
 	[ -z "$lane_failed" ]
 }
 # The Arch and RPM packages, built by makepkg and rpmbuild (in the sid tools root), installed
 # with pacman --root: the checks lane's largest build, in a sub-lane of its own so that it
-# starts as soon as the tools root is made (cold 8 ran it after conv2d-cpu and rustc-floor's
+# starts as soon as the tools root is made (cold 8 ran it after the Python check and rustc-floor's
 # downloads: it began 120 s after the boots had ended and was the run's last 240 s).
 checks_packages() {
 	if after sid-tools-root; then
@@ -441,5 +446,6 @@ for r in $DEBIAN_RELEASES; do
 		not_run "debian-$r-same-tables"
 	fi
 done
+stage leftovers "$top/tests/leftovers.sh" check "$out/paths-before" || rc=1
 [ $rc -ne 0 ] || log "all tests passed in $(($(date +%s) - t0)) s"
 exit $rc

@@ -166,24 +166,30 @@ pub enum Command {
     /// Examples: `rdna1ctl doctor`, `rdna1ctl doctor --python ~/rocm-venv/bin/python`
     Doctor(DoctorArgs),
     /// Run the experiment an RDNA1 owner can report (root only): doctor and status, then the
-    /// owner's command under mode off, audit and enforce, each with verify, the module's events
-    /// and the GPU faults in the kernel log around it; one JSON file and a summary of what the
+    /// owner's command under mode off, audit and enforce, each with verify, the module's events,
+    /// the GPU faults of its processes in the kernel log, KFD's proof that it used the GPU and
+    /// the in-process check of its numbers around it; one JSON file and a summary of what the
     /// runs show.
     ///
     /// The command never runs as root: as the user who ran sudo (SUDO_UID/SUDO_GID) or pkexec
     /// (PKEXEC_UID), with that user's groups (render, video: /dev/kfd), HOME, USER and LOGNAME;
-    /// as real root, give --user. It keeps this process's environment otherwise: sudo resets
-    /// it (PATH too), so use `sudo -E`, `--python /path/to/venv/bin/python3` or a full path.
-    /// The default command is the Conv2d forward + backward script shipped with rdna1ctl
-    /// (/usr/share/rdna1-mtype/conv2d.py). The policy in force before is put back afterwards,
-    /// also on an error, Ctrl-C or SIGTERM. Exits 0 when the three runs were recorded (whatever
-    /// they show), 5 without the module (the file then holds doctor and status).
+    /// as real root, give --user. It keeps this process's environment otherwise: use `sudo -E`
+    /// (an active venv's python3 is then used even where sudo reset PATH), `--python
+    /// /path/to/venv/bin/python3` or a full path. The default command is the layer battery
+    /// shipped with rdna1ctl (/usr/share/rdna1-mtype/battery.py): a network's kinds of layers,
+    /// each forward and backward against float64. A Python that cannot run it (no torch, a
+    /// CUDA or CPU build, no GPU) ends the report after the run under off: incomplete. The
+    /// policy in force before is put back afterwards, also on an error, Ctrl-C or SIGTERM.
+    /// Exits 0 when the three runs were recorded (whatever they show), 5 without the module
+    /// (the file then holds doctor and status).
     ///
     /// Example: `sudo -E rdna1ctl report`, `sudo rdna1ctl report -- ./venv/bin/python train.py`
     Report(ReportArgs),
-    /// Find what makes Conv2d train on the GPU: runs the command (default: the shipped Conv2d
-    /// script, which checks its results against a float64 reference) under one configuration
-    /// after another and stops at the first that passes (exit 0, no GPU fault).
+    /// Find what makes your network train on the GPU, correctly: runs the command (default: the
+    /// shipped layer battery, which checks every kind of layer against float64) under one
+    /// configuration after another and stops at the first that passes: exit 0, no GPU fault of
+    /// its processes, GPU work seen in KFD, and the numbers right where checked (a Python
+    /// command's convolutions and batch norms are checked in its own process).
     ///
     /// Each configuration changes one thing from your environment as it is (with MTYPE off):
     /// rdna1_mtype in audit or enforce (root only; skipped, saying why, without the module);
@@ -194,8 +200,10 @@ pub enum Command {
     /// convolution). Then, if none passed, the override fix and MTYPE enforce each combined
     /// with every MIOpen change. Nothing persistent is changed: the policy is put back and the
     /// private directories removed, also on Ctrl-C; --keep FILE writes the winner for
-    /// `rdna1ctl run`. As root (sudo -E) the command runs as you, as with report. Exits 0
-    /// when a configuration passed, 3 when none did, 1 on an error or Ctrl-C.
+    /// `rdna1ctl run`. As root (sudo -E) the command runs as you, as with report. A Python
+    /// that cannot run the workload ends the search after the baseline, incomplete, with
+    /// doctor's fixes. Exits 0 when a configuration passed, 3 when none did, 1 on an error, a
+    /// broken environment or Ctrl-C.
     ///
     /// Example: `sudo -E rdna1ctl search --keep ~/.config/rdna1-gpu.env`,
     /// `rdna1ctl search --all -- ./venv/bin/python train.py --steps 10`
@@ -283,13 +291,14 @@ pub struct WorkloadArgs {
     /// PKEXEC_UID says who invoked rdna1ctl. Never root.
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
-    /// The Python that runs the default Conv2d script (default: python3 on PATH).
+    /// The Python that runs the default layer battery (default: python3 from the active venv,
+    /// else on PATH).
     #[arg(long, value_name = "PATH", conflicts_with = "command")]
     pub python: Option<PathBuf>,
-    /// The Conv2d script to run instead of the shipped one.
+    /// A battery script to run instead of the shipped one.
     #[arg(long, value_name = "PATH", conflicts_with = "command")]
     pub script: Option<PathBuf>,
-    /// The command to run instead of the Conv2d script, after `--`.
+    /// The command to run instead of the battery, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
 }
@@ -334,6 +343,11 @@ pub struct RunArgs {
     /// Run the command as NAME (or a numeric uid), as root without SUDO_UID. Never root.
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
+    /// Check, inside the command's Python processes, every distinct convolution and batch norm
+    /// against float64 on the CPU (once each: seconds at each new layer), and say afterwards
+    /// whether they ran on the GPU and were right.
+    #[arg(long)]
+    pub check: bool,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,

@@ -1,9 +1,13 @@
 //! `rdna1ctl search` and `rdna1ctl run` as processes, with a stand-in workload whose behaviour
 //! depends on the environment it gets: it fails with an amdgpu page fault in the real kmsg
 //! format (appended to the fixture root's dev/kmsg), or passes, or hangs, and logs what each
-//! run got. The fixture has no control device, so the module's arms are skipped, saying why;
-//! the module's arms themselves need the module (VM). As root the command runs as nobody
-//! (SUDO_UID 65534), otherwise as the test's own user.
+//! run got. As a ROCm program's process appears in KFD while it runs, the stand-in has an
+//! entry in the fixture's /sys/class/kfd/kfd/proc (unless it plays a program that never
+//! touches the GPU). The fixture has no control device, so the module's arms are skipped,
+//! saying why; the module's arms themselves need the module (VM). As root the command runs as
+//! nobody (SUDO_UID 65534, whose home /nonexistent does not exist), otherwise as the test's
+//! own user with HOME in the test's directory. rdna1ctl finds the in-process check in the
+//! tree (RDNA1CTL_SHARE).
 
 mod common;
 
@@ -19,18 +23,42 @@ const BIN: &str = env!("CARGO_BIN_EXE_rdna1ctl");
 
 const FAULT: &str = "3,1200,5000,-;amdgpu 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:8 pasid:32770)";
 
+/// What a Python with a ROCm PyTorch and an RX 5700 XT answers rdna1ctl's question.
+const ROCM_PYTHON: &str = r#"{"python": "/home/u/venv/bin/python3", "version": "3.12.3", "torch": "2.9.1+rocm6.4", "hip": "6.4.43484", "cuda": null, "gpus": [{"name": "AMD Radeon RX 5700 XT", "arch": "gfx1010:xnack-"}]}"#;
+/// What a Python without torch answers (the probe's own words for the import error).
+const NO_TORCH_PYTHON: &str = r#"{"python": "/usr/bin/python3", "version": "3.11.2", "error": "ModuleNotFoundError: No module named 'torch'"}"#;
+
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
-/// A writable copy of the rdna1-enforce fixture with an empty dev/kmsg, a stand-in workload
-/// and its log, in a directory anyone may use (the command may run as nobody).
+/// A writable copy of the rdna1-enforce fixture with an empty dev/kmsg and a KFD process
+/// directory, a stand-in workload and its log, in a directory anyone may use (the command may
+/// run as nobody).
 struct Setup {
     dir: PathBuf,
 }
 
+/// The stand-in's first lines: its entry in the fixture's KFD process list while it runs,
+/// long enough for rdna1ctl's sampler (every 50 ms) to see it, as a ROCm program's.
+const ON_THE_GPU: &str =
+    "kfd=\"$STANDIN_KFD/$$\"; mkdir \"$kfd\"; trap 'rmdir \"$kfd\"' EXIT; sleep 0.15\n";
+
+fn tree() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 impl Setup {
     fn new(name: &str, behaviour: &str) -> Setup {
+        Setup::with(name, &format!("{ON_THE_GPU}{behaviour}"))
+    }
+
+    /// A stand-in that does no GPU work: KFD never sees it.
+    fn off_the_gpu(name: &str, behaviour: &str) -> Setup {
+        Setup::with(name, behaviour)
+    }
+
+    fn with(name: &str, behaviour: &str) -> Setup {
         let dir =
             std::env::temp_dir().join(format!("rdna1ctl-search-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -44,15 +72,17 @@ impl Setup {
             .unwrap();
         assert!(ok.success());
         std::fs::create_dir_all(dir.join("root/dev")).unwrap();
+        std::fs::create_dir_all(dir.join("root/sys/class/kfd/kfd/proc")).unwrap();
+        std::fs::create_dir_all(dir.join("home")).unwrap();
         std::fs::write(dir.join("root/dev/kmsg"), "").unwrap();
         std::fs::write(dir.join("log"), "").unwrap();
         std::fs::write(dir.join("envlog"), "").unwrap();
         let script = format!(
             "#!/bin/sh\n\
              cache=no; [ -n \"$MIOPEN_CUSTOM_CACHE_DIR\" ] && [ -w \"$MIOPEN_CUSTOM_CACHE_DIR\" ] && [ -w \"$MIOPEN_USER_DB_PATH\" ] && cache=yes\n\
-             site=no; for d in $(echo \"$PYTHONPATH\" | tr : ' '); do grep -q cudnn.enabled \"$d/sitecustomize.py\" 2>/dev/null && site=yes; done\n\
+             site=no; [ \"$RDNA1_MIOPEN_BYPASS\" = 1 ] && site=yes\n\
              echo \"hsa=${{HSA_OVERRIDE_GFX_VERSION-unset}} find=${{MIOPEN_FIND_MODE-}} wino=${{MIOPEN_DEBUG_CONV_WINOGRAD-}} gemm=${{MIOPEN_DEBUG_CONV_GEMM-}} cache=$cache site=$site dir=${{MIOPEN_CUSTOM_CACHE_DIR-}}\" >> {log}\n\
-             env | grep -E '^(MIOPEN_|HSA_|PYTHONPATH=)' | sort | tr '\\n' '|' >> {envlog}; echo >> {envlog}\n\
+             env | grep -E '^(MIOPEN_|HSA_|PYTHONPATH=|RDNA1_MIOPEN_BYPASS=)' | sort | tr '\\n' '|' >> {envlog}; echo >> {envlog}\n\
              {behaviour}\n",
             log = dir.join("log").display(),
             envlog = dir.join("envlog").display(),
@@ -64,6 +94,8 @@ impl Setup {
             ("log", 0o666),
             ("envlog", 0o666),
             ("root/dev/kmsg", 0o666),
+            ("root/sys/class/kfd/kfd/proc", 0o777),
+            ("home", 0o777),
         ] {
             std::fs::set_permissions(dir.join(p), std::fs::Permissions::from_mode(mode)).unwrap();
         }
@@ -82,9 +114,16 @@ impl Setup {
             .env_remove("PKEXEC_UID")
             .env_remove("HSA_OVERRIDE_GFX_VERSION")
             .env_remove("PYTHONPATH")
-            .env("STANDIN_KMSG", self.dir.join("root/dev/kmsg"));
+            .env_remove("VIRTUAL_ENV")
+            .env_remove("CONDA_PREFIX")
+            .env("RDNA1CTL_SHARE", tree().join("dist/field-kit"))
+            .env("STANDIN_KMSG", self.dir.join("root/dev/kmsg"))
+            .env("STANDIN_KFD", self.kfd());
         if is_root() {
             c.env("SUDO_UID", "65534").env("SUDO_GID", "65534");
+        } else {
+            // The test's own user: its home here, not the machine's.
+            c.env("HOME", self.dir.join("home"));
         }
         for (k, v) in env {
             c.env(k, v);
@@ -109,6 +148,44 @@ impl Setup {
 
     fn standin(&self) -> PathBuf {
         self.dir.join("standin")
+    }
+
+    /// The fixture's KFD process directory.
+    fn kfd(&self) -> PathBuf {
+        self.dir.join("root/sys/class/kfd/kfd/proc")
+    }
+
+    /// An interpreter named `python3` in `dir` (made here, mode 0755): a shell stand-in that
+    /// logs that it ran, answers rdna1ctl's question about itself (`-c`) with `probe` (the
+    /// JSON line a real Python prints) and runs any script given with this machine's python3.
+    fn python(&self, dir: &str, probe: &str) -> PathBuf {
+        let bin = self.dir.join(dir);
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let py = bin.join("python3");
+        std::fs::write(
+            &py,
+            format!(
+                "#!/bin/sh\n\
+                 echo \"$0 $*\" >> {log}\n\
+                 if [ \"$1\" = -c ]; then echo '{probe}'; exit 0; fi\n\
+                 exec /usr/bin/python3 \"$@\"\n",
+                log = self.dir.join("pylog").display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(self.dir.join("pylog"), "").unwrap();
+        std::fs::set_permissions(
+            self.dir.join("pylog"),
+            std::fs::Permissions::from_mode(0o666),
+        )
+        .unwrap();
+        py
+    }
+
+    fn pylog(&self) -> String {
+        std::fs::read_to_string(self.dir.join("pylog")).unwrap_or_default()
     }
 
     /// Each run's MIOPEN_*, HSA_* and PYTHONPATH variables, `NAME=value|...`, in run order.
@@ -259,10 +336,15 @@ fn it_stops_at_the_first_arm_that_passes_and_applies_each_arm_as_documented() {
 }
 
 #[test]
-fn all_runs_every_arm_and_ranks_what_passed_and_the_bypass_arm_sets_sitecustomize() {
-    let s = Setup::new("all", "[ \"$MIOPEN_DEBUG_CONV_GEMM\" = 0 ] && exit 0\n\
-        for d in $(echo \"$PYTHONPATH\" | tr : ' '); do [ -f \"$d/sitecustomize.py\" ] && exit 0; done\n\
-        exit 1");
+fn all_runs_every_arm_and_ranks_what_passed_and_a_bypass_must_show_itself() {
+    // Passes without GEMM, or whenever the bypass's variable reaches it: a shell script, in
+    // which no Python loaded rdna1ctl's check, so nothing shows MIOpen was bypassed.
+    let s = Setup::new(
+        "all",
+        "[ \"$MIOPEN_DEBUG_CONV_GEMM\" = 0 ] && exit 0\n\
+         [ \"$RDNA1_MIOPEN_BYPASS\" = 1 ] && exit 0\n\
+         exit 1",
+    );
     let o = s.search(&["--all"], &[("HSA_OVERRIDE_GFX_VERSION", "10.3.0")]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let d = doc(&o);
@@ -273,9 +355,25 @@ fn all_runs_every_arm_and_ranks_what_passed_and_the_bypass_arm_sets_sitecustomiz
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
+    assert!(ranking.contains(&"miopen-no-gemm"), "{ranking:?}");
+    // Exit 0 under the bypass arm is not credited to a bypass nothing showed.
     assert!(
-        ranking.contains(&"miopen-no-gemm") && ranking.contains(&"miopen-bypassed"),
+        !ranking.iter().any(|r| r.contains("miopen-bypassed")),
         "{ranking:?}"
+    );
+    let bypass = d["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "miopen-bypassed")
+        .unwrap();
+    assert_eq!(bypass["outcome"], "fail", "{bypass}");
+    assert!(
+        bypass["failure"]
+            .as_str()
+            .unwrap()
+            .contains("MIOpen bypass not in effect"),
+        "{bypass}"
     );
     // 10.3.0 in the environment: one arm removes it (the fixture's GPU is a gfx1010: no 10.1.0
     // arm); no arm ever sets a foreign ISA.
@@ -294,7 +392,8 @@ fn all_runs_every_arm_and_ranks_what_passed_and_the_bypass_arm_sets_sitecustomiz
     assert_eq!(outcome_of(&d, "override-unset+miopen-no-gemm"), "pass");
     // Every run got exactly its arm's changes on top of the baseline (10.3.0), as its JSON
     // says: what `set` names with its value, `unset` gone, the private MIOpen directories
-    // with a fresh cache, PYTHONPATH with the bypass; nothing else.
+    // with a fresh cache, the bypass's variable; and every run the in-process check first on
+    // PYTHONPATH; nothing else.
     let ran: Vec<&serde_json::Value> = d["arms"]
         .as_array()
         .unwrap()
@@ -305,6 +404,10 @@ fn all_runs_every_arm_and_ranks_what_passed_and_the_bypass_arm_sets_sitecustomiz
     assert_eq!(ran.len(), envs.len(), "{envs:#?}");
     // baseline, override-unset, 9 MIOpen arms, then override-unset with each of them.
     assert_eq!(ran.len(), 11 + 9);
+    let check_dir = format!(
+        "PYTHONPATH={}",
+        tree().join("dist/field-kit/python").display()
+    );
     for (a, got) in ran.iter().zip(&envs) {
         let mut want: Vec<String> = vec!["HSA_OVERRIDE_GFX_VERSION=10.3.0".into()];
         for u in a["unset"].as_array().unwrap() {
@@ -317,6 +420,9 @@ fn all_runs_every_arm_and_ranks_what_passed_and_the_bypass_arm_sets_sitecustomiz
                 kv[0].as_str().unwrap(),
                 kv[1].as_str().unwrap()
             ));
+        }
+        if a["miopen_bypassed"] == true {
+            want.push("RDNA1_MIOPEN_BYPASS=1".into());
         }
         let mut got: Vec<String> = got
             .split('|')
@@ -333,13 +439,7 @@ fn all_runs_every_arm_and_ranks_what_passed_and_the_bypass_arm_sets_sitecustomiz
                 a["id"]
             );
         }
-        let bypass = a["miopen_bypassed"] == true;
-        assert_eq!(
-            got.iter().any(|g| g.starts_with("PYTHONPATH=")),
-            bypass,
-            "{}: {got:?}",
-            a["id"]
-        );
+        assert!(got.contains(&check_dir), "{}: {got:?}", a["id"]);
         got.retain(|g| !dirs.iter().any(|d| g.starts_with(d)) && !g.starts_with("PYTHONPATH="));
         got.sort();
         want.sort();
@@ -430,6 +530,21 @@ fn the_kept_configuration_reproduces_the_pass_through_run() {
     assert_eq!(doc(&o)["kept_to"], kept.to_str().unwrap());
     let body = std::fs::read_to_string(&kept).unwrap();
     assert!(body.contains("MIOPEN_DEBUG_CONV_WINOGRAD=0\n"), "{body}");
+    // The private MIOpen cache is kept in the user's ~/.cache, or, for a user whose home does
+    // not exist (nobody's /nonexistent), beside the kept file, saying why.
+    let base = if is_root() {
+        assert!(body.contains("/nonexistent does not exist"), "{body}");
+        s.dir.join("rdna1-mtype-cache")
+    } else {
+        s.dir.join("home/.cache/rdna1-mtype")
+    };
+    assert!(
+        body.contains(&format!(
+            "MIOPEN_USER_DB_PATH={}",
+            base.join("miopen-db").display()
+        )),
+        "{body}"
+    );
     let o = s.run(&kept, &[s.standin().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let last = s.log().pop().unwrap();
@@ -437,6 +552,15 @@ fn the_kept_configuration_reproduces_the_pass_through_run() {
         last.contains("wino=0 ") && last.contains("cache=yes"),
         "{last}"
     );
+    // run made the MIOpen directories, as the user the command ran as.
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(base.join("miopen-db")).unwrap().uid();
+    let want = if is_root() {
+        65534
+    } else {
+        nix::unistd::geteuid().as_raw()
+    };
+    assert_eq!(owner, want);
     // Without it the stand-in fails, and run passes its exit code on.
     std::fs::write(&kept, "A=1\n").unwrap();
     let o = s.run(&kept, &[s.standin().to_str().unwrap()]);
@@ -478,21 +602,24 @@ fn help_teaches_what_is_tried_and_how_to_keep_it() {
 
 #[test]
 fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
-    // A stand-in for the shipped script (--script): wrong numbers (its own check fails, exit 1)
-    // unless a MIOpen family is off; 9 steps/s without GEMM, 5 without Winograd.
+    // A stand-in for the battery (--script): wrong numbers (its own check fails, exit 1)
+    // unless a MIOpen family is off; 9 steps/s without GEMM, 5 without Winograd, and 8.8 with
+    // the direct solvers off, within noise of the first (its timed repeats overlap).
     let s = Setup::new("numbers", "exit 0");
-    let script = s.dir.join("conv2d.py");
+    let script = s.dir.join("battery.py");
     std::fs::write(
         &script,
-        "import json, os, sys\n\
-         speed = {'MIOPEN_DEBUG_CONV_GEMM': 9.0, 'MIOPEN_DEBUG_CONV_WINOGRAD': 5.0}\n\
+        "import json, os, sys, time\n\
+         kfd = os.path.join(os.environ['STANDIN_KFD'], str(os.getpid())); os.mkdir(kfd); time.sleep(0.15); os.rmdir(kfd)\n\
+         speed = {'MIOPEN_DEBUG_CONV_GEMM': (9.0, 8.7, 9.2), 'MIOPEN_DEBUG_CONV_DIRECT': (8.8, 8.5, 9.0), 'MIOPEN_DEBUG_CONV_WINOGRAD': (5.0, 4.9, 5.1)}\n\
          s = [v for k, v in speed.items() if os.environ.get(k) == '0']\n\
-         if s:\n    print(json.dumps({'ok': True, 'correct': True, 'stage': 'done', 'max_rel_error': {'output': 2e-7}, 'steps_per_s': s[0]}))\n    sys.exit(0)\n\
-         print(json.dumps({'ok': False, 'correct': False, 'stage': 'verify', 'max_rel_error': {'output': 0.9}, 'error': 'RuntimeError: wrong results'}))\n\
+         if s:\n    m, lo, hi = s[0]\n    print(json.dumps({'ok': True, 'stage': 'done', 'cases': [{'name': 'Conv2d 3x3', 'ok': True}], 'speed': {'steps_per_s': m, 'min': lo, 'max': hi}}))\n    sys.exit(0)\n\
+         print(json.dumps({'ok': False, 'stage': 'done', 'cases': [{'name': 'Conv2d 3x3', 'ok': False}], 'summary': '1 of 1 layer cases failed: Conv2d 3x3 (float32): forward off by 0.9'}))\n\
          sys.exit(1)\n",
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let python = s.python("bin", ROCM_PYTHON);
     let o = s
         .command(
             &[
@@ -500,7 +627,7 @@ fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
                 "search",
                 "--all",
                 "--python",
-                "/usr/bin/python3",
+                python.to_str().unwrap(),
                 "--script",
                 script.to_str().unwrap(),
             ],
@@ -511,10 +638,17 @@ fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let d = doc(&o);
     assert_eq!(d["workload"]["default_script"], true);
+    assert_eq!(d["workload"]["python"]["hip"], "6.4.43484");
     let base = &d["arms"][0];
     assert_eq!(base["outcome"], "fail");
-    assert_eq!(base["conv2d"]["correct"], false, "{base}");
-    assert_eq!(d["winner"], "miopen-no-gemm");
+    assert!(
+        base["failure"]
+            .as_str()
+            .unwrap()
+            .contains("Conv2d 3x3 (float32): forward off"),
+        "{base}"
+    );
+    assert_eq!(d["winner"], "miopen-no-direct");
     let ranking: Vec<&str> = d["ranking"]
         .as_array()
         .unwrap()
@@ -522,13 +656,30 @@ fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
         .map(|v| v.as_str().unwrap())
         .collect();
     assert_eq!(
-        &ranking[..2],
-        ["miopen-no-gemm", "miopen-no-winograd"],
+        &ranking[..3],
+        ["miopen-no-gemm", "miopen-no-direct", "miopen-no-winograd"],
         "{ranking:?}"
+    );
+    let noise: Vec<&str> = d["ranking_noise"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        noise
+            .iter()
+            .any(|n| n.starts_with("miopen-no-gemm and miopen-no-direct are within noise")),
+        "{noise:?}"
+    );
+    assert!(
+        !noise.iter().any(|n| n.contains("miopen-no-winograd")),
+        "{noise:?}"
     );
     let v = d["verdict"].as_str().unwrap();
     assert!(
-        v.contains("(9 steps/s") && v.contains("largest error against float64"),
+        v.contains("1 layer cases right against float64; 9 steps/s (9 to 9)")
+            || v.contains("steps/s ("),
         "{v}"
     );
     assert!(!v.contains("not checked"), "{v}");
@@ -537,8 +688,8 @@ fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
 #[test]
 fn run_as_root_creates_no_directory_a_kept_file_names() {
     // A kept file is the user's: root must not create (and give the user) a directory it
-    // names, which a link in the user's path could put anywhere. MIOpen makes its own, as the
-    // user.
+    // names, which a link in the user's path could put anywhere. The user's process makes it,
+    // and where the user may not, run says so and does not start the command.
     if !is_root() {
         eprintln!("skipped: needs root");
         return;
@@ -550,11 +701,21 @@ fn run_as_root_creates_no_directory_a_kept_file_names() {
     let kept = s.dir.join("gpu.env");
     let db = s.dir.join("link/new-db");
     std::fs::write(&kept, format!("MIOPEN_USER_DB_PATH={}\n", db.display())).unwrap();
-    let o = s.run(&kept, &["true"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let marker = s.dir.join("ran");
+    let o = s.run(&kept, &["touch", marker.to_str().unwrap()]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("creating") && text(&o.stderr).contains("new-db"),
+        "{}",
+        text(&o.stderr)
+    );
     assert!(
         !target.join("new-db").exists(),
         "root made a directory the kept file named"
+    );
+    assert!(
+        !marker.exists(),
+        "the command ran without its MIOpen directory"
     );
 }
 
@@ -619,4 +780,206 @@ fn a_run_the_budget_cut_short_is_no_verdict_on_its_arm() {
         "{}",
         d["verdict"]
     );
+}
+
+#[test]
+fn a_workload_silently_on_the_cpu_is_no_pass() {
+    // Exits 0 under every configuration, but never opens /dev/kfd: a CPU fallback.
+    let s = Setup::off_the_gpu("cpu", "exit 0");
+    let o = s.search(&["--max-runs", "3"], &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let d = doc(&o);
+    assert!(d["winner"].is_null(), "{d}");
+    let base = &d["arms"][0];
+    assert_eq!(base["outcome"], "fail", "{base}");
+    assert_eq!(base["record"]["exit_code"], 0);
+    assert!(
+        base["failure"]
+            .as_str()
+            .unwrap()
+            .contains("no GPU work: none of the command's processes opened /dev/kfd"),
+        "{base}"
+    );
+    // With KFD seeing it, the same command passes.
+    let s = Setup::new("gpu", "exit 0");
+    let o = s.search(&[], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let d = doc(&o);
+    assert_eq!(d["winner"], "baseline");
+    assert_eq!(
+        d["arms"][0]["gpu_work"]["kfd_processes"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn sudos_reset_path_with_virtual_env_runs_the_venvs_python() {
+    // sudo -E with secure_path: VIRTUAL_ENV kept, PATH the system's. The venv's python3 must
+    // run the command, and be named at the start.
+    let s = Setup::new("venv", "exit 0");
+    let venv = s.dir.join("venv");
+    let py = s.python("venv/bin", ROCM_PYTHON);
+    let train = s.dir.join("train.py");
+    std::fs::write(
+        &train,
+        "import os, time\n\
+         kfd = os.path.join(os.environ['STANDIN_KFD'], str(os.getpid())); os.mkdir(kfd); time.sleep(0.15); os.rmdir(kfd)\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&train, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut c = s.command(
+        &["--json", "search", "--", "python3", train.to_str().unwrap()],
+        &[
+            (
+                "PATH",
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            ),
+            ("VIRTUAL_ENV", venv.to_str().unwrap()),
+        ],
+    );
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let d = doc(&o);
+    assert_eq!(d["workload"]["activated"]["from"], "VIRTUAL_ENV", "{d}");
+    assert_eq!(d["workload"]["argv"][0], py.to_str().unwrap());
+    assert_eq!(d["winner"], "baseline");
+    let log = s.pylog();
+    assert!(log.contains(&format!("{} -c", py.display())), "{log}");
+    assert!(
+        log.contains(&format!("{} {}", py.display(), train.display())),
+        "{log}"
+    );
+    assert!(
+        text(&o.stderr).contains(
+            "python: /home/u/venv/bin/python3 (Python 3.12.3), torch 2.9.1+rocm6.4, HIP 6.4.43484"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn an_isolated_interpreter_is_not_credited_with_the_bypass() {
+    // Passes exactly when the bypass arm's environment reaches it, as a network would whose
+    // convolutions fail on MIOpen; `python3 -I` ignores PYTHONPATH, so rdna1ctl's check never
+    // loaded and nothing bypassed MIOpen in it.
+    let s = Setup::new("isolated", "exit 0");
+    let prog = s.dir.join("prog.py");
+    std::fs::write(
+        &prog,
+        "import os, sys, time\n\
+         kfd = os.path.join(os.environ['STANDIN_KFD'], str(os.getpid())); os.mkdir(kfd); time.sleep(0.15); os.rmdir(kfd)\n\
+         bypassed = os.environ.get('RDNA1_MIOPEN_BYPASS') == '1' or 'rdna1ctl-search' in os.environ.get('PYTHONPATH', '')\n\
+         sys.exit(0 if bypassed else 1)\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // This machine's python3 (no torch here) behind an interpreter that answers as a ROCm one.
+    let python = s.python("bin", ROCM_PYTHON);
+    let mut c = s.command(
+        &[
+            "--json",
+            "search",
+            "--",
+            python.to_str().unwrap(),
+            "-I",
+            prog.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let o = c.output().unwrap();
+    let d = doc(&o);
+    assert_eq!(o.status.code(), Some(3), "{d}");
+    let bypass = d["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "miopen-bypassed")
+        .unwrap();
+    assert_eq!(bypass["outcome"], "fail", "{bypass}");
+    assert_eq!(bypass["record"]["exit_code"], 0);
+    assert!(
+        bypass["failure"]
+            .as_str()
+            .unwrap()
+            .contains("MIOpen bypass not in effect: no Python process of the command loaded rdna1ctl's sitecustomize (an isolated interpreter"),
+        "{bypass}"
+    );
+    assert!(d["winner"].is_null(), "{d}");
+}
+
+#[test]
+fn a_python_without_torch_ends_the_search_incomplete() {
+    // The owner's python3 has no torch: the baseline fails, and that is the environment, not
+    // a result: the search stops there, says why, gives doctor's fixes, and never calls it
+    // "no configuration passed".
+    let s = Setup::new("notorch", "exit 0");
+    let python = s.python("bin", NO_TORCH_PYTHON);
+    let o = s
+        .command(
+            &[
+                "--json",
+                "search",
+                "--python",
+                python.to_str().unwrap(),
+                "--script",
+                tree().join("dist/field-kit/battery.py").to_str().unwrap(),
+            ],
+            &[],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let d = doc(&o);
+    assert_eq!(d["ended"], "environment cannot run the workload", "{d}");
+    assert!(
+        d["environment"]
+            .as_str()
+            .unwrap()
+            .contains("/usr/bin/python3 cannot import torch: ModuleNotFoundError"),
+        "{d}"
+    );
+    let v = d["verdict"].as_str().unwrap();
+    assert!(
+        v.starts_with("incomplete:") && !v.contains("bug report"),
+        "{v}"
+    );
+    assert!(d["mtype_verdict"].as_str().unwrap().contains("environment"));
+    let ran = d["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| !a["record"].is_null())
+        .count();
+    assert_eq!(ran, 1, "only the baseline ran");
+    assert!(
+        d["fixes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f.as_str().unwrap().starts_with("python.torch")),
+        "{d}"
+    );
+    let o = s
+        .command(
+            &[
+                "search",
+                "--python",
+                python.to_str().unwrap(),
+                "--script",
+                tree().join("dist/field-kit/battery.py").to_str().unwrap(),
+            ],
+            &[],
+        )
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("incomplete: the environment cannot run the workload"),
+        "{out}"
+    );
+    assert!(out.contains("  doctor: python.torch"), "{out}");
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A Debian sid root with the tools some tests borrow from sid, made once by mmdebstrap and kept
 # in $RDNA1_CACHE/sid-tools/KEY (KEY: the packages, the mirror and this script):
-# - python3-torch, Debian's CPU-only PyTorch: tests/field-kit/conv2d-cpu.sh runs the shipped
-#   conv2d.py with it (PyPI's Linux torch wheel is the CUDA build, 900 MB plus CUDA's, and
-#   PyTorch's CPU wheel index is not reachable from here);
+# - python3-torch, Debian's CPU-only PyTorch: tests/field-kit/check-cpu.sh runs the shipped
+#   battery and in-process check with it (PyPI's Linux torch wheel is the CUDA build, 900 MB
+#   plus CUDA's, and PyTorch's CPU wheel index is not reachable from here);
 # - clang-tools-21 and llvm-21 (its llvm-objcopy), LLVM's clang-offload-bundler:
 #   tests/rocm/code-objects.sh lists real
 #   bundles with it (bookworm's LLVM 19 cannot read the compressed bundles ROCm 7 writes);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # run.sh [--bind HOSTDIR:DIR]... [--rw HOSTDIR:DIR]... -- COMMAND ARGS...: COMMAND inside the
-# sid tools root (root.sh), in a mount namespace of its own: proc mounted, each --bind HOSTDIR
-# bound read-only at DIR and each --rw one writable (DIR must exist in the root: /mnt, /media,
-# /srv, /opt, /home), an empty environment but PATH (LLVM 21 first) and HOME=/tmp, and
-# RDNA1_ENV's NAME=VALUE words. The cached root itself is never written.
+# sid tools root (root.sh), in a mount namespace of its own: proc mounted, a fresh tmpfs on
+# /tmp, each --bind HOSTDIR bound read-only at DIR and each --rw one writable (DIR must exist in
+# the root: /mnt, /media, /srv, /opt, /home), an empty environment but PATH (LLVM 21 first) and
+# HOME=/tmp, and RDNA1_ENV's NAME=VALUE words. The cached root itself is never written (torch's
+# import made /tmp/torchinductor_root there before /tmp was a tmpfs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$("$here/root.sh")
@@ -18,7 +19,8 @@ while [ $# -gt 0 ]; do
 done
 exec unshare --mount --fork /bin/sh -c '
 	root=$1; shift
-	mount --make-rprivate / && mount -t proc proc "$root/proc" || exit 1
+	mount --make-rprivate / && mount -t proc proc "$root/proc" &&
+		mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" || exit 1
 	while [ "$1" != -- ]; do
 		mode=${1%%:*}; b=${1#*:}; host=${b%%:*}; dir=${b#*:}; shift
 		mount --bind "$host" "$root$dir" && mount -o "remount,bind,$mode" "$root$dir" || exit 1

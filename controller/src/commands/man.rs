@@ -61,8 +61,17 @@ Read by \fBdoctor\fR when \fI/etc/passwd\fR has no home for the user: where \fI~
 \fBTERM\fR
 \fBdumb\fR: no colour. \fBreport\fR and \fBsearch\fR update their progress line in place only on a terminal that is not \fBdumb\fR.
 .TP
-\fBMIOPEN_CUSTOM_CACHE_DIR\fR, \fBMIOPEN_USER_DB_PATH\fR, \fBMIOPEN_FIND_MODE\fR, \fBMIOPEN_DEBUG_CONV_DIRECT\fR, \fBMIOPEN_DEBUG_CONV_IMPLICIT_GEMM\fR, \fBMIOPEN_DEBUG_CONV_GEMM\fR, \fBMIOPEN_DEBUG_CONV_WINOGRAD\fR, \fBMIOPEN_DEBUG_CONV_FFT\fR, \fBPYTHONPATH\fR
-Set by \fBsearch\fR for one run each (one change per run: a private MIOpen cache, a find mode, a solver family off, the sitecustomize.py that bypasses MIOpen), and by \fBrun\fR from a kept file. \fBdoctor\fR reads the first two: where the user's MIOpen caches are.
+\fBMIOPEN_CUSTOM_CACHE_DIR\fR, \fBMIOPEN_USER_DB_PATH\fR, \fBMIOPEN_FIND_MODE\fR, \fBMIOPEN_DEBUG_CONV_DIRECT\fR, \fBMIOPEN_DEBUG_CONV_IMPLICIT_GEMM\fR, \fBMIOPEN_DEBUG_CONV_GEMM\fR, \fBMIOPEN_DEBUG_CONV_WINOGRAD\fR, \fBMIOPEN_DEBUG_CONV_FFT\fR, \fBRDNA1_MIOPEN_BYPASS\fR
+Set by \fBsearch\fR for one run each (one change per run: a private MIOpen cache, a find mode, a solver family off, MIOpen bypassed), and by \fBrun\fR from a kept file. \fBdoctor\fR reads the first two: where the user's MIOpen caches are.
+.TP
+\fBPYTHONPATH\fR, \fBRDNA1_CHECK_DIR\fR, \fBRDNA1_CHECK\fR
+Set by \fBreport\fR, \fBsearch\fR and \fBrun\fR for the command: rdna1ctl's python directory first on the path (its sitecustomize.py loads the in\-process check, then the one it shadows), where the check writes its records, and \fBnumerics\fR to check every distinct convolution and batch norm against float64.
+.TP
+\fBVIRTUAL_ENV\fR, \fBCONDA_PREFIX\fR
+When the environment's \fIbin\fR is not on \fBPATH\fR (sudo's secure_path), \fBreport\fR, \fBsearch\fR and \fBrun\fR put it first on the command's \fBPATH\fR and run its \fBpython3\fR.
+.TP
+\fBRDNA1CTL_SHARE\fR
+A directory holding the battery and its \fIpython/\fR directory (a source tree's \fIdist/field\-kit\fR), looked at before \fIPREFIX/share/rdna1\-mtype\fR.
 .TP
 \fBRDNA1_UNSET\fR, \fBRDNA1_MTYPE_MODE\fR, \fBRDNA1_MIOPEN\fR
 Lines of a file \fBsearch \-\-keep\fR writes, acted on by \fBrun \-\-env\fR (not passed to the command): variables to remove, the module's mode for the run (root only), \fBbypassed\fR for PyTorch's own convolution.
@@ -115,11 +124,17 @@ MIOpen's kernel cache and user databases: \fBdoctor\fR names files left for anot
 \fI~/.cache/rdna1\-mtype/miopen\-cache/\fR, \fI~/.cache/rdna1\-mtype/miopen\-db/\fR
 The private MIOpen cache a kept \fBsearch\fR configuration points at (made by \fBrun\fR, for the user).
 .TP
-\fI$TMPDIR/rdna1ctl\-search.XXXXXX/\fR
-One run's private MIOpen cache and sitecustomize.py (\fBsearch\fR, \fBrun\fR), owned by the user, removed after the run.
+\fI/tmp/rdna1ctl\-search.XXXXXX/\fR
+One run's private MIOpen cache and the in\-process check's records (\fBreport\fR, \fBsearch\fR, \fBrun\fR), in directories owned by the user, removed after the run.
 .TP
-\fI/usr/share/rdna1\-mtype/conv2d.py\fR
-The Conv2d script \fBreport\fR and \fBsearch\fR run when given no command (first \fIPREFIX/share/rdna1\-mtype/conv2d.py\fR beside the binary's prefix; \fB\-\-script\fR names another).
+\fI/usr/share/rdna1\-mtype/battery.py\fR
+The layer battery \fBreport\fR and \fBsearch\fR run when given no command (first \fIPREFIX/share/rdna1\-mtype/\fR beside the binary's prefix; \fB\-\-script\fR names another).
+.TP
+\fI/usr/share/rdna1\-mtype/python/\fR
+The in\-process check (sitecustomize.py, rdna1_check.py) Python commands load.
+.TP
+\fI/sys/class/kfd/kfd/proc/\fR
+KFD's list of the processes that opened \fI/dev/kfd\fR: a run whose processes never appear there did no GPU work.
 "#;
 
 pub fn run(command: Option<&str>, out: &mut impl Write) -> Result<()> {
@@ -318,7 +333,7 @@ mod tests {
                 "/etc/group",
                 "/etc/passwd",
                 "site\\-packages/torch",
-                "/usr/share/rdna1\\-mtype/conv2d.py",
+                "/usr/share/rdna1\\-mtype/battery.py",
             ] {
                 assert!(files.contains(f), "{name:?}: FILES lacks {f}");
             }

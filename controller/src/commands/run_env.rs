@@ -1,6 +1,8 @@
 //! `rdna1ctl run --env FILE -- COMMAND`: a command started with a configuration `search --keep`
-//! wrote (search/keep.rs): its variables, MIOpen bypassed if it says so, and the module's mode
-//! for the command's run (root only; the policy is put back afterwards, also on Ctrl-C).
+//! wrote (runner/keep.rs): its variables, the MIOpen cache it names made as the user, MIOpen
+//! bypassed if it says so (proven after the run: the in-process check saw it), the module's
+//! mode for the command's run (root only; the policy is put back afterwards, also on Ctrl-C),
+//! and with `--check` every distinct convolution and batch norm checked against float64.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -18,12 +20,16 @@ use anyhow::{Context, Result};
 use crate::cli::RunArgs;
 use crate::exit::{coded, Code};
 use crate::module::{control, params};
-use crate::runner::changes::{Changes, Prepared};
-use crate::runner::keep;
+use crate::runner::changes::{Changes, CheckSetup, Prepared};
+use crate::runner::check;
 use crate::runner::policy::Restore;
 use crate::runner::user::{self, RunAs};
 use crate::runner::workload::EnvChanges;
+use crate::runner::{exec_as, interpreter, keep, script};
 use crate::Ctx;
+
+/// The variables of a kept file that name directories MIOpen writes.
+const MIOPEN_DIRS: [&str; 2] = ["MIOPEN_CUSTOM_CACHE_DIR", "MIOPEN_USER_DB_PATH"];
 
 pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     let kept = keep::read(&args.env)?;
@@ -58,22 +64,81 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
         }
         None => None,
     };
+    let exe = std::env::current_exe().context("finding rdna1ctl's own binary")?;
+    let check = if kept.miopen_bypassed || args.check {
+        let python_dir = script::python_dir(&exe).ok_or_else(|| {
+            coded(
+                Code::Error,
+                format!(
+                    "rdna1ctl's in-process check (python/sitecustomize.py) is not installed, \
+                     which {}: reinstall rdna1-mtype",
+                    if kept.miopen_bypassed {
+                        format!("{}'s RDNA1_MIOPEN=bypassed needs", args.env.display())
+                    } else {
+                        "--check needs".into()
+                    }
+                ),
+            )
+        })?;
+        Some(CheckSetup {
+            python_dir,
+            numerics: args.check,
+        })
+    } else {
+        None
+    };
     let arm = Changes {
         miopen_bypassed: kept.miopen_bypassed,
         ..Changes::default()
     };
-    let prepared = Prepared::make(&arm, run_as.as_ref(), std::env::var_os("PYTHONPATH"))?;
-    let mut env = EnvChanges {
-        set: kept
-            .set
+    let prepared = Prepared::make(
+        &arm,
+        run_as.as_ref(),
+        std::env::var_os("PYTHONPATH"),
+        check.as_ref(),
+    )?;
+    let path = std::env::var_os("PATH");
+    let activated = interpreter::activated(path.as_deref(), |v| std::env::var_os(v));
+    let (argv, mut env) = interpreter::resolve(&args.command, activated.as_ref(), path.as_deref());
+    if let Some(a) = &activated {
+        eprintln!(
+            "rdna1ctl run: {} is not on PATH (sudo resets PATH): using {}",
+            a.from,
+            a.bin.display()
+        );
+    }
+    env.set.extend(
+        kept.set
             .iter()
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-            .collect(),
-        unset: kept.unset.iter().map(OsString::from).collect(),
-    };
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    env.unset.extend(kept.unset.iter().map(OsString::from));
     env.set.extend(prepared.env.set.iter().cloned());
-    // A private MIOpen directory the file names is not made here: MIOpen makes it at first
-    // use, as the user (root making it could follow a link of the user's anywhere).
+    env.unset.extend(prepared.env.unset.iter().cloned());
+    // The MIOpen directories the file names are made as the user (by the process that has
+    // dropped root, or by this one when it runs as the user itself): never by root for them.
+    env.mkdir = kept
+        .set
+        .iter()
+        .filter(|(k, _)| MIOPEN_DIRS.contains(&k.as_str()))
+        .map(|(_, v)| OsString::from(v))
+        .collect();
+    if run_as.is_none() {
+        let dirs: Vec<String> = env
+            .mkdir
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect();
+        exec_as::make_dirs(&dirs).map_err(|e| {
+            coded(
+                Code::Error,
+                format!(
+                    "{e}: edit {} to a directory you can write",
+                    args.env.display()
+                ),
+            )
+        })?;
+    }
     // In rdna1ctl's own process group: a terminal's Ctrl-C, Ctrl-\\ and stdin reach the command
     // itself; rdna1ctl only waits (it must outlive the command to put the policy back) and
     // passes on what a terminal does not send to a group (SIGTERM, SIGHUP from kill).
@@ -86,12 +151,23 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
         }
         _ => None,
     };
-    let status = start(&args.command, run_as.as_ref(), &env, &signals);
+    let status = start(&argv, run_as.as_ref(), &env, &signals);
+    let records = prepared.records();
     drop(prepared);
     let restored = guard.take().map(Restore::restore).transpose();
     drop(signals);
     restored.context("putting the policy back")?;
     let status = status?;
+    if check.is_some() {
+        let c = check::summarize(&records);
+        match c.failure(kept.miopen_bypassed) {
+            Some(f) => eprintln!("rdna1ctl run: {f}"),
+            None if kept.miopen_bypassed => {
+                eprintln!("rdna1ctl run: MIOpen bypassed; {}", c.verdict)
+            }
+            None => eprintln!("rdna1ctl run: {}", c.verdict),
+        }
+    }
     out.flush()?;
     use std::os::unix::process::ExitStatusExt;
     let code = match (status.code(), status.signal()) {

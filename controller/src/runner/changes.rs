@@ -1,7 +1,9 @@
 //! A configuration the owner's command runs under (what `search` tries and `run` applies), and
-//! what it needs on disk for one run, removed after it: a private MIOpen kernel cache and user
-//! database (the user's, mode 0700), and the `sitecustomize.py` that turns MIOpen off in
-//! PyTorch (root's when root made it: the user reads it, and cannot swap it for a link).
+//! what it needs for one run, removed after it: a private MIOpen kernel cache and user database
+//! (the user's, mode 0700), and the in-process check: the shipped `python/` directory first on
+//! PYTHONPATH (its sitecustomize.py loads rdna1_check.py, which bypasses MIOpen when asked and
+//! records every convolution and batch norm) with a directory the user's processes write their
+//! records to (the user's, mode 0700), inside a directory of root's when root made it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -26,45 +28,56 @@ pub struct Changes {
     /// (MIOPEN_CUSTOM_CACHE_DIR, MIOPEN_USER_DB_PATH), removed afterwards.
     pub fresh_miopen: bool,
     /// PyTorch's own GPU convolution instead of MIOpen's (torch.backends.cudnn.enabled =
-    /// False, set by a sitecustomize.py on PYTHONPATH: Python commands only).
+    /// False, set by rdna1ctl's sitecustomize.py when the command imports torch: Python
+    /// commands only, and only credited where the check saw it in effect).
     pub miopen_bypassed: bool,
 }
 
-/// Imported by Python at start-up from PYTHONPATH: PyTorch's own convolution instead of
-/// MIOpen's. `torch.backends.cudnn.enabled` is what ROCm builds check before MIOpen
-/// (aten/src/ATen/native/Convolution.cpp, `use_miopen`). Importing torch here costs every
-/// Python process of the run torch's start-up time.
-pub const SITECUSTOMIZE: &str = "\
-# Written by rdna1ctl: PyTorch's own GPU convolution instead of MIOpen's.
-try:
-    import torch
-    torch.backends.cudnn.enabled = False
-except Exception:
-    pass
-";
+/// The in-process check for a run: where it is installed, and whether it checks numbers
+/// (else it only records each layer's device and backend).
+#[derive(Clone, Debug)]
+pub struct CheckSetup {
+    pub python_dir: PathBuf,
+    pub numerics: bool,
+}
+
+/// The check's variables rdna1ctl sets: whatever the invoking environment had is replaced (its
+/// test switches, RDNA1_CHECK_SELF_TEST_CPU and RDNA1_CHECK_TEST_WRONG, pass through).
+const CHECK_VARS: [&str; 3] = ["RDNA1_CHECK_DIR", "RDNA1_CHECK", "RDNA1_MIOPEN_BYPASS"];
 
 /// The environment changes of one run, and the directory that backs them.
 pub struct Prepared {
     pub env: EnvChanges,
     dir: Option<PathBuf>,
+    records: Option<PathBuf>,
 }
 
 impl Prepared {
     /// Makes what `arm` needs for a command run as `user` (None: this process's user).
-    /// `python_path` is the PYTHONPATH the command would get.
+    /// `python_path` is the PYTHONPATH the command would get; `check` the in-process check
+    /// (needed for a bypass).
     pub fn make(
         arm: &Changes,
         user: Option<&RunAs>,
         python_path: Option<OsString>,
+        check: Option<&CheckSetup>,
     ) -> Result<Prepared> {
         let mut p = Prepared {
             env: EnvChanges {
                 set: arm.set.iter().map(|(k, v)| (k.into(), v.into())).collect(),
                 unset: arm.unset.iter().map(Into::into).collect(),
+                mkdir: Vec::new(),
             },
             dir: None,
+            records: None,
         };
-        if !(arm.fresh_miopen || arm.miopen_bypassed) {
+        if arm.miopen_bypassed && check.is_none() {
+            anyhow::bail!(
+                "MIOpen cannot be bypassed: rdna1ctl's python/sitecustomize.py is not installed \
+                 (reinstall rdna1-mtype)"
+            );
+        }
+        if !(arm.fresh_miopen || check.is_some()) {
             return Ok(p);
         }
         let dir = private_dir(user)?;
@@ -79,25 +92,36 @@ impl Prepared {
                 p.env.set.push((var.into(), d.into_os_string()));
             }
         }
-        if arm.miopen_bypassed {
-            // Root's, readable by all: the user cannot swap it or the directory it is in.
-            let d = dir.join("python");
-            std::fs::create_dir(&d).with_context(|| format!("creating {}", d.display()))?;
-            let file = d.join("sitecustomize.py");
-            std::fs::File::options()
-                .write(true)
-                .create_new(true)
-                .open(&file)
-                .and_then(|mut f| std::io::Write::write_all(&mut f, SITECUSTOMIZE.as_bytes()))
-                .with_context(|| format!("writing {}", file.display()))?;
-            let mut path = d.into_os_string();
+        if let Some(c) = check {
+            let records = dir.join("check");
+            mkdir_for(&records, user)?;
+            p.env.unset.extend(CHECK_VARS.iter().map(OsString::from));
+            p.env
+                .set
+                .push(("RDNA1_CHECK_DIR".into(), records.clone().into_os_string()));
+            if c.numerics {
+                p.env.set.push(("RDNA1_CHECK".into(), "numerics".into()));
+            }
+            if arm.miopen_bypassed {
+                p.env.set.push(("RDNA1_MIOPEN_BYPASS".into(), "1".into()));
+            }
+            let mut path = c.python_dir.clone().into_os_string();
             if let Some(old) = python_path.filter(|o| !o.is_empty()) {
                 path.push(":");
                 path.push(old);
             }
             p.env.set.push(("PYTHONPATH".into(), path));
+            p.records = Some(records);
         }
         Ok(p)
+    }
+
+    /// The check's records of the run so far (none without the check).
+    pub fn records(&self) -> Vec<serde_json::Value> {
+        self.records
+            .as_deref()
+            .map(super::check::read_dir)
+            .unwrap_or_default()
     }
 }
 
@@ -126,8 +150,8 @@ fn private_dir(user: Option<&RunAs>) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// A directory the user's MIOpen writes in: made here, then given to the user (mode 0700);
-/// nothing is written into it from here.
+/// A directory the user's processes write in: made here, then given to the user (mode
+/// 0700); nothing is written into it from here.
 fn mkdir_for(d: &Path, user: Option<&RunAs>) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
@@ -148,9 +172,16 @@ mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
 
-    /// As root for another user: what the command reads (the sitecustomize.py and the
-    /// directories above it) stays root's, so the user cannot turn root's own writes into
-    /// writes through a link; only the MIOpen directories are the user's.
+    fn setup() -> CheckSetup {
+        CheckSetup {
+            python_dir: "/usr/share/rdna1-mtype/python".into(),
+            numerics: true,
+        }
+    }
+
+    /// As root for another user: the directory above stays root's, so the user cannot turn
+    /// root's own writes into writes through a link; only the MIOpen and record directories
+    /// are the user's.
     #[test]
     fn as_root_the_user_owns_only_the_miopen_directories() {
         if !nix::unistd::geteuid().is_root() {
@@ -170,17 +201,15 @@ mod tests {
             miopen_bypassed: true,
             ..Changes::default()
         };
-        let p = Prepared::make(&arm, Some(&user), None).unwrap();
+        let p = Prepared::make(&arm, Some(&user), None, Some(&setup())).unwrap();
         let dir = p.dir.clone().unwrap();
         let meta = |rel: &str| std::fs::symlink_metadata(dir.join(rel)).unwrap();
-        for rel in ["", "python", "python/sitecustomize.py"] {
-            let m = meta(rel);
-            assert_eq!(
-                (m.uid(), m.mode() & 0o022),
-                (0, 0),
-                "{rel:?} must be root's, not writable by others"
-            );
-        }
+        let m = meta("");
+        assert_eq!(
+            (m.uid(), m.mode() & 0o022),
+            (0, 0),
+            "the run's directory must be root's, not writable by others"
+        );
         assert!(
             dir.starts_with("/tmp"),
             "not below a TMPDIR the user chose: {}",
@@ -191,7 +220,7 @@ mod tests {
             0o005,
             "the user must reach the files"
         );
-        for rel in ["miopen-cache", "miopen-db"] {
+        for rel in ["miopen-cache", "miopen-db", "check"] {
             assert_eq!(meta(rel).uid(), 65534, "{rel}");
         }
     }
@@ -204,7 +233,7 @@ mod tests {
             set: vec![("MIOPEN_DEBUG_CONV_FFT".into(), "0".into())],
             ..Changes::default()
         };
-        let p = Prepared::make(&arm, None, Some("/opt/lib".into())).unwrap();
+        let p = Prepared::make(&arm, None, Some("/opt/lib".into()), Some(&setup())).unwrap();
         let get = |k: &str| {
             p.env
                 .set
@@ -215,13 +244,18 @@ mod tests {
         };
         assert!(get("MIOPEN_CUSTOM_CACHE_DIR").is_dir());
         assert!(get("MIOPEN_USER_DB_PATH").is_dir());
-        let pp = get("PYTHONPATH");
-        let first = pp.to_str().unwrap().split(':').next().unwrap().to_owned();
-        assert!(pp.to_str().unwrap().ends_with(":/opt/lib"));
         assert_eq!(
-            std::fs::read_to_string(Path::new(&first).join("sitecustomize.py")).unwrap(),
-            SITECUSTOMIZE
+            get("PYTHONPATH"),
+            Path::new("/usr/share/rdna1-mtype/python:/opt/lib")
         );
+        assert!(get("RDNA1_CHECK_DIR").is_dir());
+        assert_eq!(get("RDNA1_MIOPEN_BYPASS"), Path::new("1"));
+        assert_eq!(get("RDNA1_CHECK"), Path::new("numerics"));
+        // An inherited setting of the check's is replaced, not mixed in.
+        assert!(p.env.unset.iter().any(|v| v == "RDNA1_MIOPEN_BYPASS"));
+        // A bypass needs the check's sitecustomize.
+        let e = Prepared::make(&arm, None, None, None).err().unwrap();
+        assert!(e.to_string().contains("not installed"), "{e}");
         let dir = p.dir.clone().unwrap();
         drop(p);
         assert!(!dir.exists());

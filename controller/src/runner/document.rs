@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::interpreter::{Activated, Probe};
+
 /// Whom the command runs as, as `run_as` prints it (the schema of
 /// `runner::user::RunAs`, which a test in commands/report/json.rs serializes against it).
 #[derive(JsonSchema)]
@@ -25,8 +27,15 @@ pub struct RunAsJson {
 pub struct WorkloadJson {
     /// The command and its arguments.
     pub argv: Vec<String>,
-    /// The shipped Conv2d script (no command given).
+    /// The shipped layer battery (no command given).
     pub default_script: bool,
     /// `--timeout`: how long one run may take, in seconds.
     pub timeout_s: f64,
+    /// The active environment whose `bin` was put first on the command's PATH (sudo had
+    /// reset PATH), if any.
+    pub activated: Option<Activated>,
+    /// What the command's Python said of itself before the runs (Python commands only).
+    pub python: Option<Probe>,
+    /// Whether the in-process check was loaded into the command's Python (installed).
+    pub checked: bool,
 }

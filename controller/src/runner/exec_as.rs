@@ -27,6 +27,24 @@ pub const ENV_CHANGES: &str = "RDNA1CTL_EXEC_ENV";
 pub struct Changes {
     pub set: Vec<(String, String)>,
     pub unset: Vec<String>,
+    /// Directories to make (mode 0700, parents too) as the user, before the command starts:
+    /// the MIOpen cache a kept configuration names.
+    #[serde(default)]
+    pub mkdir: Vec<String>,
+}
+
+/// Makes `dirs` (and their parents) with mode 0700 as the calling user: the message of the
+/// first that fails.
+pub fn make_dirs(dirs: &[String]) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    for d in dirs {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(d)
+            .map_err(|e| format!("creating {d}: {e}"))?;
+    }
+    Ok(())
 }
 /// The exit code when the command could not be started (as a shell's "cannot execute").
 pub const CANNOT_START: i32 = 127;
@@ -110,6 +128,9 @@ pub fn exec_from_env() -> Option<u8> {
         Err(_) => Changes::default(),
     };
     if let Err(e) = drop_root(uid, gid, &groups) {
+        return fail(format!("{shown} as uid {uid}: {e}"));
+    }
+    if let Err(e) = make_dirs(&changes.mkdir) {
         return fail(format!("{shown} as uid {uid}: {e}"));
     }
     let mut cmd = Command::new(prog);

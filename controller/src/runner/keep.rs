@@ -22,16 +22,60 @@ pub struct Kept {
     pub miopen_bypassed: bool,
 }
 
+/// Where a kept configuration's private MIOpen cache lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheBase {
+    pub dir: PathBuf,
+    /// Why it is not below the user's home, when it is not.
+    pub note: Option<String>,
+}
+
+/// The user's `~/.cache/rdna1-mtype` when that home exists; else beside the kept file (a
+/// directory the user chose: `rdna1-mtype-cache` next to it); else the home's path all the
+/// same, with a note to edit it (a user whose home does not exist, and nothing kept).
+pub fn cache_base(home: Option<&Path>, keep_to: Option<&Path>) -> CacheBase {
+    if let Some(h) = home.filter(|h| h.is_absolute() && h.is_dir()) {
+        return CacheBase {
+            dir: h.join(".cache/rdna1-mtype"),
+            note: None,
+        };
+    }
+    let shown = home.map_or_else(|| "(none)".into(), |h| h.display().to_string());
+    if let Some(dir) = keep_to
+        .map(|k| std::path::absolute(k).unwrap_or_else(|_| k.to_path_buf()))
+        .and_then(|k| k.parent().map(Path::to_path_buf))
+    {
+        return CacheBase {
+            dir: dir.join("rdna1-mtype-cache"),
+            note: Some(format!(
+                "the home directory {shown} does not exist: MIOpen's cache is kept beside this file"
+            )),
+        };
+    }
+    CacheBase {
+        dir: home
+            .map_or_else(|| PathBuf::from("/nonexistent"), Path::to_path_buf)
+            .join(".cache/rdna1-mtype"),
+        note: Some(format!(
+            "the home directory {shown} does not exist: edit the two MIOpen paths below to a \
+             directory you own"
+        )),
+    }
+}
+
 /// The lines for configuration `id` (`what` it is). A fresh MIOpen cache becomes a private,
-/// kept one below the user's `~/.cache/rdna1-mtype/` (empty at first, then reused: stale
-/// kernels of other runs are not).
-pub fn lines(id: &str, what: &str, arm: &Changes, home: Option<&Path>) -> Vec<String> {
+/// kept one below `base` (empty at first, then reused: stale kernels of other runs are not;
+/// `rdna1ctl run` makes it as the user).
+pub fn lines(id: &str, what: &str, arm: &Changes, base: &CacheBase) -> Vec<String> {
     let mut v = vec![format!("# rdna1ctl search: {id}: {what}")];
     for (k, val) in &arm.set {
         v.push(format!("{k}={}", quote(val)));
     }
     if arm.fresh_miopen {
-        let base = home.map_or_else(|| PathBuf::from("/tmp"), |h| h.join(".cache/rdna1-mtype"));
+        if let Some(n) = &base.note {
+            v.push(format!("# {n}"));
+        }
+        let base = &base.dir;
         v.push(format!(
             "MIOPEN_CUSTOM_CACHE_DIR={}",
             quote(&base.join("miopen-cache").to_string_lossy())
@@ -114,7 +158,11 @@ mod tests {
             fresh_miopen: true,
             miopen_bypassed: true,
         };
-        let text = lines("x", "y", &arm, Some(Path::new("/home/u"))).join("\n") + "\n";
+        let home = CacheBase {
+            dir: PathBuf::from("/home/u/.cache/rdna1-mtype"),
+            note: None,
+        };
+        let text = lines("x", "y", &arm, &home).join("\n") + "\n";
         let f = std::env::temp_dir().join(format!("rdna1ctl-keep-{}", std::process::id()));
         std::fs::write(&f, &text).unwrap();
         let k = read(&f).unwrap();
@@ -132,7 +180,7 @@ mod tests {
             mtype: Some("off"),
             ..Changes::default()
         };
-        std::fs::write(&f, lines("x", "y", &odd, None).join("\n") + "\n").unwrap();
+        std::fs::write(&f, lines("x", "y", &odd, &home).join("\n") + "\n").unwrap();
         let k = read(&f).unwrap();
         assert_eq!(k.set, [("P".to_owned(), "/home/a$HOME/`x` y".to_owned())]);
         // The mode the winner ran under is kept, off too: run then reproduces it.
@@ -142,5 +190,19 @@ mod tests {
         std::fs::write(&f, "RDNA1_OTHER=1\n").unwrap();
         assert!(format!("{:#}", read(&f).unwrap_err()).contains("not a setting"));
         std::fs::remove_file(&f).unwrap();
+    }
+
+    #[test]
+    fn a_user_without_a_home_keeps_the_cache_beside_the_kept_file() {
+        let tmp = std::env::temp_dir();
+        let b = cache_base(Some(&tmp), Some(Path::new("/elsewhere/gpu.env")));
+        assert_eq!((b.dir, b.note), (tmp.join(".cache/rdna1-mtype"), None));
+        let none = Path::new("/nonexistent");
+        let b = cache_base(Some(none), Some(Path::new("/srv/u/gpu.env")));
+        assert_eq!(b.dir, Path::new("/srv/u/rdna1-mtype-cache"));
+        assert!(b.note.unwrap().contains("/nonexistent does not exist"));
+        let b = cache_base(Some(none), None);
+        assert_eq!(b.dir, Path::new("/nonexistent/.cache/rdna1-mtype"));
+        assert!(b.note.unwrap().contains("edit the two MIOpen paths"));
     }
 }

@@ -11,6 +11,10 @@
 //! amdgpu 0000:03:00.0: amdgpu:  in page starting at address 0x00007f0000001000 from client 0x1b (UTCL2)
 //! amdgpu 0000:03:00.0: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00800932
 //! ```
+//!
+//! with, where amdgpu knows the process behind the PASID, a line naming it: ` Process NAME pid
+//! TGID thread NAME pid TID` (amdgpu_vm_print_task_info, 6.12 and later) or ` in process NAME pid
+//! TGID thread NAME pid TID` (earlier). A run counts only the faults of its own processes.
 
 use std::fs::File;
 use std::io::{ErrorKind, Read, Seek, SeekFrom};
@@ -26,6 +30,9 @@ pub struct Fault {
     pub device: Option<String>,
     /// The faulting address (`in page starting at address`), if given.
     pub address: Option<String>,
+    /// The process amdgpu named (its thread group id and name), if it named one.
+    pub pid: Option<u32>,
+    pub process: Option<String>,
     /// The message lines, the `amdgpu DEV: amdgpu:` prefix left out.
     pub lines: Vec<String>,
 }
@@ -102,8 +109,8 @@ pub fn faults(lines: &[String]) -> Vec<Fault> {
         if text.contains("page fault") {
             out.push(Fault {
                 device: Some(dev.to_owned()),
-                address: None,
                 lines: vec![text.to_owned()],
+                ..Fault::default()
             });
             open = true;
             continue;
@@ -115,6 +122,12 @@ pub fn faults(lines: &[String]) -> Vec<Fault> {
             (true, Some(f)) => {
                 if f.address.is_none() {
                     f.address = address(text);
+                }
+                if f.pid.is_none()
+                    && let Some((name, pid)) = process(text)
+                {
+                    f.pid = Some(pid);
+                    f.process = Some(name);
                 }
                 f.lines.push(text.to_owned());
             }
@@ -136,9 +149,24 @@ fn is_fault_detail(text: &str) -> bool {
         "RW:",
         "for process",
         "in process",
+        "Process ",
     ]
     .iter()
     .any(|k| text.contains(k))
+}
+
+/// `Process NAME pid TGID thread ...` (or `in process ...`) → (NAME, TGID). NAME may hold
+/// spaces, even " thread ": the first ` pid DIGITS thread ` ends it.
+fn process(text: &str) -> Option<(String, u32)> {
+    let i = text.find("rocess ")? + "rocess ".len();
+    let rest = &text[i..];
+    rest.match_indices(" pid ").find_map(|(at, m)| {
+        let after = &rest[at + m.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        (digits > 0 && after[digits..].starts_with(" thread "))
+            .then(|| Some((rest[..at].to_owned(), after[..digits].parse().ok()?)))
+            .flatten()
+    })
 }
 
 fn address(text: &str) -> Option<String> {
@@ -185,10 +213,23 @@ mod tests {
         assert_eq!(f[0].device.as_deref(), Some("0000:03:00.0"));
         assert_eq!(f[0].address.as_deref(), Some("0x00007f0000001000"));
         assert_eq!(f[0].lines.len(), 5, "{:?}", f[0].lines);
+        assert_eq!(
+            (f[0].pid, f[0].process.as_deref()),
+            (Some(4242), Some("python3"))
+        );
         assert!(f[0].lines[0].starts_with("[gfxhub] page fault"));
         // Another device's status line is not the second fault's.
         assert_eq!(f[1].lines.len(), 1);
         assert!(faults(&lines(&["amdgpu 0000:03:00.0: amdgpu: SMU is resumed"])).is_empty());
+        // 6.12 and later: " Process NAME pid TGID thread NAME pid TID" (a name with spaces).
+        let f = faults(&lines(&[
+            "amdgpu 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:8 pasid:32769)",
+            "amdgpu 0000:03:00.0: amdgpu:  Process pt main thread pid 77 thread pt main thread pid 78",
+        ]));
+        assert_eq!(
+            (f[0].pid, f[0].process.as_deref()),
+            (Some(77), Some("pt main thread"))
+        );
     }
 
     #[test]

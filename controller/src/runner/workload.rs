@@ -14,6 +14,7 @@ use nix::unistd::Pid;
 use serde::Serialize;
 
 use super::exec_as;
+use super::gpu_work::GpuWork;
 use super::progress::Progress;
 use super::user::RunAs;
 
@@ -48,8 +49,11 @@ pub struct Failure {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub timed_out: bool,
-    /// GPU page faults in the kernel log during the run.
+    /// GPU page faults of the command's processes in the kernel log during the run.
     pub faults: usize,
+    /// What else made it no pass, or where it stopped: wrong numbers, no GPU work, a bypass
+    /// not in effect, the layer it died in (runner/verdict.rs).
+    pub reason: Option<String>,
 }
 
 impl Failure {
@@ -68,13 +72,24 @@ impl Failure {
             1 => parts.push("1 GPU fault".to_owned()),
             n => parts.push(format!("{n} GPU faults")),
         }
-        parts.join(", ")
+        let head = parts.join(", ");
+        match &self.reason {
+            Some(r) if head.is_empty() => r.clone(),
+            Some(r) => format!("{head}: {r}"),
+            None => head,
+        }
     }
 
-    /// The same kind of failure: same end, and GPU faults in both or in neither.
+    /// The same kind of failure: same end, GPU faults in both or in neither, and the same
+    /// reason.
     pub fn same_as(&self, o: &Failure) -> bool {
-        (self.exit_code, self.signal, self.timed_out, self.faults > 0)
-            == (o.exit_code, o.signal, o.timed_out, o.faults > 0)
+        (
+            self.exit_code,
+            self.signal,
+            self.timed_out,
+            self.faults > 0,
+            &self.reason,
+        ) == (o.exit_code, o.signal, o.timed_out, o.faults > 0, &o.reason)
     }
 }
 
@@ -124,17 +139,22 @@ pub fn end_group(child: &mut Child, pgid: Pid) -> Option<ExitStatus> {
     child.wait().ok()
 }
 
-/// Variables to set and to remove for a command, beyond what [`RunAs::command`] does.
+/// Variables to set and to remove for a command, beyond what [`RunAs::command`] does, and
+/// directories to make as the user before it starts.
 #[derive(Clone, Debug, Default)]
 pub struct EnvChanges {
     pub set: Vec<(OsString, OsString)>,
     pub unset: Vec<OsString>,
+    /// Made with mode 0700 as the user the command runs as (never by root for them: a link
+    /// in the user's path could send root's mkdir anywhere).
+    pub mkdir: Vec<OsString>,
 }
 
 impl EnvChanges {
     /// Puts the changes on `cmd`: directly, or (`through_helper`: `cmd` is rdna1ctl started as
     /// root to drop root and exec the command) in [`exec_as::ENV_CHANGES`], which that process
-    /// applies only after dropping root.
+    /// applies only after dropping root. Directories are made by the helper; without it the
+    /// caller makes them ([`exec_as::make_dirs`]), as the same user.
     pub fn apply(&self, cmd: &mut Command, through_helper: bool) {
         if !through_helper {
             for k in &self.unset {
@@ -149,6 +169,7 @@ impl EnvChanges {
         let c = exec_as::Changes {
             set: self.set.iter().map(|(k, v)| (text(k), text(v))).collect(),
             unset: self.unset.iter().map(text).collect(),
+            mkdir: self.mkdir.iter().map(text).collect(),
         };
         if c != exec_as::Changes::default() {
             cmd.env(
@@ -175,18 +196,22 @@ pub fn run(
         &EnvChanges::default(),
         timeout,
         stop,
+        None,
         progress,
         label,
     )
 }
 
-/// [`run`] with `env` applied to the command's environment.
+/// [`run`] with `env` applied to the command's environment, and `gpu` (if given) sampled
+/// from the start until the command exits.
+#[allow(clippy::too_many_arguments)]
 pub fn run_with(
     argv: &[OsString],
     user: Option<&RunAs>,
     env: &EnvChanges,
     timeout: Duration,
     stop: &AtomicBool,
+    mut gpu: Option<&mut GpuWork>,
     progress: &mut Progress,
     label: &str,
 ) -> Record {
@@ -217,6 +242,9 @@ pub fn run_with(
         }
     };
     let pgid = Pid::from_raw(child.id() as i32);
+    if let Some(g) = gpu.as_deref_mut() {
+        g.start(child.id());
+    }
     let out = child.stdout.take().map(tail_reader);
     let err = child.stderr.take().map(tail_reader);
     let mut last_tick = 0;
@@ -244,6 +272,9 @@ pub fn run_with(
             progress.tick(&format!("{label}: running for {last_tick} s"));
         }
         std::thread::sleep(POLL);
+        if let Some(g) = gpu.as_deref_mut() {
+            g.sample();
+        }
     };
     rec.duration_s = (t0.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
     if let Some(st) = status {

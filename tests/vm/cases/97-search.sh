@@ -4,9 +4,11 @@
 # the search must run the baseline (off) and audit (both fail), stop at mtype-enforce, say
 # that MTYPE mattered, restore mode audit, and keep RDNA1_MTYPE_MODE=enforce; `run --env` with
 # the kept file must run the command under enforce as uid 65534 and put audit back; a search
-# interrupted (SIGINT) while the command runs under enforce must put audit back too.
+# interrupted (SIGINT) while the command runs under enforce must put audit back too. It shows
+# GPU work as a ROCm process would, by an entry in KFD's process list (lib.sh, kfd_standin_on).
 # boot: 2cpu
 mtype_down
+kfd_standin_on
 modprobe rdna1_mtype mode=audit
 # The initramfs root is mktemp's 0700 directory: uid 65534 could not even reach /bin/sh.
 chmod 755 /
@@ -15,8 +17,11 @@ rm -rf $S
 mkdir -p $S
 chmod 777 $S
 cat >$S/workload.sh <<'WL'
+mkdir /sys/class/kfd/kfd/proc/$$
 mode=$(cat /sys/module/rdna1_mtype/parameters/mode)
 echo "$mode $(id -u)" >>/tmp/search/runs
+sleep 0.2
+rmdir /sys/class/kfd/kfd/proc/$$
 [ "$mode" = enforce ]
 WL
 chmod 755 $S/workload.sh
@@ -64,4 +69,5 @@ eq "$rc" 1 "exit of the interrupted search"
 eq "$(cat $PARAMS/mode)" audit "mode restored after the interrupted search"
 grep -q '"ended":"interrupted"' $S/int.json || fail "interrupted search: $(head -c 2000 $S/int.json)"
 rm -rf $S
+kfd_standin_off
 rmmod rdna1_mtype

@@ -5,12 +5,15 @@
 # into /dev/kmsg; it exits 1 under off and audit, 0 under enforce. The report must record
 # doctor and status, run off, audit and enforce with verify around each (off: ok; enforce: the
 # UC update is a violation), see the faults, conclude that the runs support the hypothesis,
-# write one JSON file, put the mode back and run the command as uid 65534, never root.
+# write one JSON file, put the mode back and run the command as uid 65534, never root. The
+# stand-in shows GPU work as a ROCm process would, by an entry in KFD's process list (lib.sh,
+# kfd_standin_on): without it no run would be a pass.
 T=/sys/kernel/tracing
 E=events/amdgpu/amdgpu_vm_update_ptes
 mtype_down
 # amdgpu's events exist once it is loaded (this case may run alone).
 harness_up
+kfd_standin_on
 [ -e "$T/$E/inject" ] || { echo "kernel without CONFIG_TRACE_EVENT_INJECT"; exit 4; }
 modprobe rdna1_mtype mode=audit
 # The initramfs root is mktemp's 0700 directory: uid 65534 could not even reach /bin/sh.
@@ -20,12 +23,14 @@ rm -rf $S /tmp/report.json
 mkdir -p $S
 chmod 777 $S
 cat >$S/workload.sh <<'WL'
+mkdir /sys/class/kfd/kfd/proc/$$
 mode=$(cat /sys/module/rdna1_mtype/parameters/mode)
 id -u >/tmp/standin/uid-$mode
 touch /tmp/standin/req-$mode
 i=0
 while [ ! -e /tmp/standin/ack-$mode ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 echo "{\"ok\": $([ "$mode" = enforce ] && echo true || echo false), \"device\": \"none (VM stand-in)\"}"
+rmdir /sys/class/kfd/kfd/proc/$$
 [ "$mode" = enforce ]
 WL
 chmod 755 $S/workload.sh
@@ -93,4 +98,5 @@ for want in '"verdict":"supports_hypothesis"' '"address":"0x00007f0000001000"' \
 	grep -q "$want" $r || fail "report lacks $want: $(head -c 2000 $r)"
 done
 rm -rf $S
+kfd_standin_off
 rmmod rdna1_mtype

@@ -69,6 +69,18 @@ harness_up() {
 	grep -q '^rdna1_mtype_harness ' /proc/modules || insmod /opt/rdna1/rdna1_mtype_harness.ko
 }
 mtype_down() { if grep -q '^rdna1_mtype ' /proc/modules; then rmmod rdna1_mtype; fi; }
+# The stand-in workloads of report and search must show GPU work as a ROCm program's process
+# does: an entry in KFD's /sys/class/kfd/kfd/proc while it runs. Opening /dev/kfd cannot make
+# one here (kfd_create_process refuses every process on a machine with no GPU node), so a
+# tmpfs is mounted over that directory, in which a stand-in makes its own entry ($KFD_PROC/$$);
+# the rest (the module, tracefs, the kernel log) stays real. kfd_standin_off unmounts it.
+KFD_PROC=/sys/class/kfd/kfd/proc
+kfd_standin_on() {
+	grep -q '^amdgpu ' /proc/modules || modprobe amdgpu
+	[ -d "$KFD_PROC" ] || fail "no $KFD_PROC (amdgpu without KFD?)"
+	mount -t tmpfs -o mode=1777 kfd-standin "$KFD_PROC" || fail "mounting a tmpfs on $KFD_PROC"
+}
+kfd_standin_off() { umount "$KFD_PROC" 2>/dev/null || true; }
 armed() { cat "$PARAMS/armed"; }
 
 # table [GPU [VM]]: every request x BO kind ($REQUESTS x $BOS), "REQ BO FLAGS" per line, from

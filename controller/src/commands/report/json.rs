@@ -10,10 +10,12 @@ use super::judge::{Judgement, Outcome};
 use super::sub::SubDoc;
 use crate::output::PolicyJson;
 pub use crate::output::{civil, now, rfc3339};
+use crate::runner::check::CheckJson;
 pub use crate::runner::document::{RunAsJson, WorkloadJson};
+use crate::runner::gpu_work::GpuWorkJson;
 use crate::runner::kmsg::Fault;
 use crate::runner::user::RunAs;
-use crate::runner::workload::Record;
+use crate::runner::workload::{Failure, Record};
 
 /// The whole report.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -46,6 +48,12 @@ pub struct ReportJson {
     pub runs: Vec<RunJson>,
     /// Ctrl-C or SIGTERM ended the experiment early.
     pub interrupted: bool,
+    /// Why the environment cannot run the workload (no torch, a CUDA or CPU build, no GPU
+    /// visible), when the run under off showed it: the experiment stopped there, incomplete.
+    pub environment: Option<String>,
+    /// doctor's checks of the Python, ROCm and GPU access that are not ok, with their fixes
+    /// (only when `environment` is set).
+    pub fixes: Vec<String>,
     /// Why the experiment stopped before its end (module not loaded, ...), if it did.
     pub error: Option<String>,
     /// rdna1ctl's exit code.
@@ -62,14 +70,30 @@ pub struct RunJson {
     pub mode: &'static str,
     /// The policy in force during the run, as read back.
     pub policy: PolicyJson,
-    /// `pass` (exit 0, no GPU fault), `fail`, or `not_run` (interrupted, or the command could
-    /// not be started).
+    /// `pass` (exit 0, no GPU fault of its processes, GPU work seen in KFD, the numbers right
+    /// where checked), `fail`, or `not_run` (interrupted, or the command could not be
+    /// started).
     #[schemars(schema_with = "crate::schema::one_of::<Outcome>")]
     pub outcome: &'static str,
+    /// Why it failed, in words (null: it passed or did not run).
+    pub failure: Option<String>,
+    /// The same, as the judgement compares failures.
+    #[serde(skip)]
+    pub judged: Option<Failure>,
     #[serde(flatten)]
     pub record: Record,
-    /// amdgpu's page-fault reports in the kernel log during the run.
+    /// amdgpu's page-fault reports of the command's processes in the kernel log during the
+    /// run.
     pub faults: Vec<Fault>,
+    /// Faults that named another process (not counted).
+    pub other_faults: usize,
+    /// The command's processes KFD saw: the proof that it did GPU work.
+    pub gpu_work: Option<GpuWorkJson>,
+    /// What the in-process check saw in the command's Python processes.
+    pub check: Option<CheckJson>,
+    /// The battery's JSON line, when it ran.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub battery: Option<Value>,
     /// Why the kernel log could not be read, if it could not (faults is then empty).
     pub kmsg_error: Option<String>,
     /// `rdna1ctl verify` around the run.
@@ -130,13 +154,19 @@ mod tests {
             mode,
             policy: (&p).into(),
             outcome: "pass",
+            failure: None,
+            judged: None,
             record: Record {
                 exit_code: Some(0),
                 duration_s: 1.5,
                 ..Default::default()
             },
             faults: vec![],
+            other_faults: 0,
             kmsg_error: None,
+            gpu_work: None,
+            check: None,
+            battery: None,
             verify: SubDoc::default(),
             events: vec![],
             events_error: None,
@@ -158,6 +188,9 @@ mod tests {
                 argv: vec!["true".into()],
                 default_script: false,
                 timeout_s: 600.0,
+                activated: None,
+                python: None,
+                checked: true,
             },
             doctor: SubDoc::default(),
             status: SubDoc::default(),
@@ -166,9 +199,17 @@ mod tests {
             policy_restored: Some(true),
             runs: vec![run("off"), run("audit"), run("enforce")],
             interrupted: false,
+            environment: None,
+            fixes: vec![],
             error: None,
             exit_code: 0,
-            judgement: judge(&Outcome::Pass, &Outcome::Pass, &Outcome::Pass, Verified::Ok),
+            judgement: judge(
+                &Outcome::Pass,
+                &Outcome::Pass,
+                &Outcome::Pass,
+                Verified::Ok,
+                None,
+            ),
         };
         let mut v = Vec::new();
         crate::output::json("report", &doc, &mut v).unwrap();

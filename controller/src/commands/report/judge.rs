@@ -129,14 +129,31 @@ fn and_list(items: &[&str]) -> String {
     }
 }
 
-/// The three runs, in the order off, audit, enforce.
-pub fn judge(off: &Outcome, audit: &Outcome, enforce: &Outcome, verified: Verified) -> Judgement {
+/// The three runs, in the order off, audit, enforce; `environment`: why the owner's Python
+/// cannot run the workload at all, when a run showed it (then nothing about MTYPE follows).
+pub fn judge(
+    off: &Outcome,
+    audit: &Outcome,
+    enforce: &Outcome,
+    verified: Verified,
+    environment: Option<&str>,
+) -> Judgement {
     use Outcome::*;
     let j = |verdict: Verdict, summary: String, notes: Vec<&str>| Judgement {
         verdict: verdict.json_name(),
         summary,
         notes: notes.into_iter().map(str::to_owned).collect(),
     };
+    if let Some(env) = environment {
+        return j(
+            Verdict::Incomplete,
+            format!(
+                "incomplete: the environment cannot run the workload ({env}): this says nothing \
+                 about MTYPE; fix it (doctor's fixes in the report) and run the report again"
+            ),
+            vec![],
+        );
+    }
     let missing: Vec<&str> = [("off", off), ("audit", audit), ("enforce", enforce)]
         .iter()
         .filter(|(_, o)| **o == NotRun)
@@ -264,7 +281,7 @@ mod tests {
     }
 
     fn verdict(o: &Outcome, a: &Outcome, e: &Outcome, v: Verified) -> &'static str {
-        judge(o, a, e, v).verdict
+        judge(o, a, e, v, None).verdict
     }
 
     #[test]
@@ -297,7 +314,7 @@ mod tests {
     fn the_named_cases() {
         let v = Verified::Ok;
         let f = fail(1, 1);
-        let j = judge(&f, &f, &Pass, v);
+        let j = judge(&f, &f, &Pass, v, None);
         assert_eq!(j.verdict, "supports_hypothesis");
         assert!(
             j.summary
@@ -306,17 +323,17 @@ mod tests {
             j.summary
         );
         assert!(j.notes.is_empty());
-        let j = judge(&f, &f, &f, v);
+        let j = judge(&f, &f, &f, v, None);
         assert_eq!(
             j.summary,
             "fails identically under off and enforce (exit 1, 1 GPU fault): MTYPE is not the \
              cause here"
         );
         assert_eq!(j.verdict, "not_mtype");
-        let j = judge(&f, &f, &fail(134, 0), v);
+        let j = judge(&f, &f, &fail(134, 0), v, None);
         assert_eq!(j.verdict, "not_mtype");
         assert!(j.summary.contains("does not cure it"), "{}", j.summary);
-        let j = judge(&Pass, &Pass, &Pass, v);
+        let j = judge(&Pass, &Pass, &Pass, v, None);
         assert_eq!(
             j.summary,
             "passes under off, audit and enforce: the fault did not reproduce here"
@@ -326,19 +343,19 @@ mod tests {
         assert_eq!(verdict(&Pass, &f, &Pass, v), "intermittent");
         assert_eq!(verdict(&Pass, &f, &f, v), "intermittent");
         // Failing under enforce with PTEs not NC: the hypothesis was not tested.
-        let j = judge(&f, &f, &f, Verified::Violations);
+        let j = judge(&f, &f, &f, Verified::Violations, None);
         assert_eq!(j.verdict, "inconclusive");
         assert!(j.notes[0].contains("not NC"), "{:?}", j.notes);
         // Passing with violations: still a pass, with the caveat.
-        let j = judge(&f, &f, &Pass, Verified::Violations);
+        let j = judge(&f, &f, &Pass, Verified::Violations, None);
         assert_eq!(j.verdict, "supports_hypothesis");
         assert_eq!(j.notes, [VERIFY_NOT_NC]);
-        let j = judge(&f, &f, &Pass, Verified::Unknown);
+        let j = judge(&f, &f, &Pass, Verified::Unknown, None);
         assert_eq!(j.notes, [VERIFY_UNKNOWN]);
-        let j = judge(&f, &NotRun, &NotRun, v);
+        let j = judge(&f, &NotRun, &NotRun, v, None);
         assert_eq!(j.verdict, "incomplete");
         assert!(j.summary.contains("audit and enforce"), "{}", j.summary);
-        let j = judge(&NotRun, &NotRun, &NotRun, v);
+        let j = judge(&NotRun, &NotRun, &NotRun, v, None);
         assert!(
             j.summary.contains("under off, audit and enforce:"),
             "{}",
@@ -363,7 +380,7 @@ mod tests {
             for a in &outcomes {
                 for e in &outcomes {
                     for v in [Verified::Ok, Verified::Violations, Verified::Unknown] {
-                        let j = judge(o, a, e, v);
+                        let j = judge(o, a, e, v, None);
                         assert!(verdicts.contains(&j.verdict), "{j:?}");
                         seen.insert(j.verdict);
                         assert!(!j.summary.is_empty() && !j.summary.contains('\n'), "{j:?}");
@@ -396,5 +413,23 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), verdicts.len(), "{seen:?}");
+    }
+
+    #[test]
+    fn a_broken_environment_is_incomplete_never_not_mtype() {
+        // A Python without torch fails identically under every mode: that is no verdict.
+        let f = fail(1, 0);
+        for (o, a, e) in [(&f, &f, &f), (&f, &NotRun, &NotRun), (&Pass, &Pass, &Pass)] {
+            let j = judge(
+                o,
+                a,
+                e,
+                Verified::Ok,
+                Some("/usr/bin/python3 cannot import torch"),
+            );
+            assert_eq!(j.verdict, "incomplete", "{j:?}");
+            assert!(j.summary.contains("cannot import torch"), "{}", j.summary);
+            assert!(!j.summary.contains("not the cause"), "{}", j.summary);
+        }
     }
 }

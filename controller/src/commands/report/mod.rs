@@ -1,12 +1,15 @@
 //! `rdna1ctl report`: the experiment an RDNA1 owner can run and attach to a bug. doctor and
-//! status, then the owner's command (default: the shipped Conv2d script) under mode off,
-//! audit and enforce, each with verify, the module's events and the kernel log's GPU faults
-//! around it; one JSON file and a summary of what the runs show (docs/CLI.md, report).
+//! status, then the owner's command (default: the shipped layer battery) under mode off,
+//! audit and enforce, each with verify, the module's events, the kernel log's GPU faults of
+//! the command's processes, KFD's proof of GPU work and the in-process check around it; one
+//! JSON file and a summary of what the runs show (docs/CLI.md, report). A Python that cannot
+//! run the workload (no torch, a CUDA or CPU build, no GPU) stops it after the run under off:
+//! incomplete, with doctor's fixes, never a verdict on MTYPE.
 //!
-//! One job per file: who runs the command (`user`), which command (`script`), running it
-//! (`workload`), verify around it (`watch`), the kernel log (`kmsg`), the other commands'
-//! documents (`sub`), the policy put back (`policy`), the conclusion (`judge`), the document
-//! (`json`), the text (`render`) and the progress on stderr (`progress`).
+//! One job per file here: verify around a run (`watch`), the other commands' documents
+//! (`sub`), the conclusion (`judge`), the document (`json`), the text (`render`); who runs the
+//! command, which command and Python, running and judging one run, the kernel log and the
+//! policy put back are the `runner`'s.
 
 pub mod json;
 pub mod judge;
@@ -29,10 +32,14 @@ use crate::cli::ReportArgs;
 use crate::exit::{self, coded, Code};
 use crate::module::control::{self, Device};
 use crate::output;
+use crate::runner::changes::{Changes, CheckSetup};
+use crate::runner::execute::{self, Setup};
+use crate::runner::interpreter::{self, Probe};
 use crate::runner::policy::Restore;
 use crate::runner::progress::Progress;
 use crate::runner::user::{self, Invoker, RunAs};
-use crate::runner::{kmsg, script, workload, Signals};
+use crate::runner::workload::EnvChanges;
+use crate::runner::{doctor_fix, script, Signals};
 use crate::trace::tracefs::Tracefs;
 use crate::Ctx;
 use json::{ReportJson, RunJson, WorkloadJson};
@@ -107,6 +114,11 @@ struct Experiment<'a> {
     timeout: Duration,
     stop: Arc<AtomicBool>,
     tracefs: Option<PathBuf>,
+    /// The activated environment's PATH (sudo reset it), for every run.
+    env: EnvChanges,
+    check: Option<CheckSetup>,
+    battery: bool,
+    probe: Option<Probe>,
 }
 
 pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
@@ -120,12 +132,19 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
     let target = user::decide(&Invoker::from_env(args.workload.user.clone()))?;
     let run_as = user::resolve(&target, &user::System)?;
     let exe = std::env::current_exe().context("finding rdna1ctl's own binary (for verify)")?;
-    let argv = script::argv(
+    let given = script::argv(
         &args.workload.command,
         args.workload.python.as_deref(),
         args.workload.script.as_deref(),
         &exe,
     )?;
+    let path = std::env::var_os("PATH");
+    let activated = interpreter::activated(path.as_deref(), |v| std::env::var_os(v));
+    let (argv, base_env) = interpreter::resolve(&given, activated.as_ref(), path.as_deref());
+    let check = script::python_dir(&exe).map(|python_dir| CheckSetup {
+        python_dir,
+        numerics: true,
+    });
     let started = json::now();
     // A directory gets the file under its default name, as `cp FILE DIR` does.
     let path = match args.output.clone() {
@@ -143,6 +162,26 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
         }
     };
     let mut progress = Progress::stderr();
+    if let Some(a) = &activated {
+        progress.line(&format!(
+            "{} is not on PATH (sudo resets PATH): using {}",
+            a.from,
+            a.bin.display()
+        ));
+    }
+    // The Python the runs use, said first (and the one doctor judges).
+    let probe = interpreter::is_python(&argv[0]).then(|| {
+        Probe::ask(
+            &argv[0],
+            Some(&run_as),
+            &base_env,
+            &signals.flag,
+            &mut progress,
+        )
+    });
+    if let Some(p) = &probe {
+        progress.line(&format!("python: {}", p.describe()));
+    }
 
     let mut doc = ReportJson {
         rdna1ctl_version: env!("CARGO_PKG_VERSION"),
@@ -161,6 +200,9 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
                 .collect(),
             default_script: args.workload.command.is_empty(),
             timeout_s: args.workload.timeout,
+            activated: activated.clone(),
+            python: probe.clone(),
+            checked: check.is_some(),
         },
         doctor: SubDoc::default(),
         status: SubDoc::default(),
@@ -169,6 +211,8 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
         policy_restored: None,
         runs: Vec::new(),
         interrupted: false,
+        environment: None,
+        fixes: Vec::new(),
         error: None,
         exit_code: 0,
         judgement: judge::judge(
@@ -176,15 +220,17 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
             &Outcome::NotRun,
             &Outcome::NotRun,
             Verified::Unknown,
+            None,
         ),
     };
     progress.line("doctor");
-    // Doctor judges the Python the runs use, when --python names it.
+    // Doctor judges the Python the runs use.
     let python = args
         .workload
         .python
         .as_ref()
-        .map(|p| p.to_string_lossy().into_owned());
+        .map(|p| p.to_string_lossy().into_owned())
+        .or_else(|| probe.as_ref().and_then(|p| p.python.clone()));
     let mut doctor_args = vec!["doctor"];
     if let Some(p) = &python {
         doctor_args.extend(["--python", p.as_str()]);
@@ -202,10 +248,27 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
             .unwrap_or(Duration::from_secs(600)),
         stop: Arc::clone(&signals.flag),
         tracefs: Tracefs::locate(&ctx.root).ok().map(|t| t.dir().to_owned()),
+        env: base_env,
+        check,
+        battery: args.workload.command.is_empty(),
+        probe,
     };
     let code = match exp.all_runs(&mut doc, &mut progress) {
         Ok(()) if doc.interrupted => {
             doc.error = Some("interrupted (Ctrl-C or SIGTERM): the runs were cut short".into());
+            Code::Error
+        }
+        Ok(()) if doc.environment.is_some() => {
+            doc.error = Some(format!(
+                "the environment cannot run the workload: {}",
+                doc.environment.as_deref().unwrap_or("")
+            ));
+            doc.fixes = doc
+                .doctor
+                .document
+                .as_ref()
+                .map(doctor_fix::fixes)
+                .unwrap_or_default();
             Code::Error
         }
         Ok(()) => Code::Ok,
@@ -235,6 +298,7 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
         &outcome("audit"),
         &outcome("enforce"),
         verified,
+        doc.environment.as_deref(),
     );
 
     let written = file.finish(&doc, exp.run_as_owner());
@@ -251,16 +315,36 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
 }
 
 /// A run's outcome as the judgement sees it: an interrupted run, or a command that could not
-/// be started, did not happen (the experiment stops there).
+/// be started, did not happen (the experiment stops there); otherwise the runner's verdict.
 fn run_outcome(r: &RunJson) -> Outcome {
     if r.record.interrupted || r.record.spawn_error.is_some() {
         return Outcome::NotRun;
     }
-    Outcome::of(Failure {
-        exit_code: r.record.exit_code,
-        signal: r.record.signal,
-        timed_out: r.record.timed_out,
-        faults: r.faults.len(),
+    match &r.judged {
+        Some(f) => Outcome::Fail(f.clone()),
+        None => Outcome::Pass,
+    }
+}
+
+/// Why the environment cannot run the workload, from the interpreter's answer or what the
+/// run's own processes found (the check's records, the battery's early stop).
+fn environment_problem(probe: Option<&Probe>, run: &RunJson) -> Option<String> {
+    if let Some(p) = probe.and_then(Probe::problem) {
+        return Some(p);
+    }
+    if let Some(p) = run.check.as_ref().and_then(|c| c.environment_problem()) {
+        return Some(p);
+    }
+    let b = run.battery.as_ref()?;
+    matches!(
+        b.get("stage").and_then(serde_json::Value::as_str),
+        Some("import" | "device")
+    )
+    .then(|| {
+        b.get("error")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("the battery could not start")
+            .to_owned()
     })
 }
 
@@ -316,12 +400,24 @@ impl Experiment<'_> {
                 break;
             }
             let policy = guard.set_mode(mode)?;
-            let run = self.one_run(mode, (&policy).into(), progress);
+            let run = self.one_run(mode, (&policy).into(), progress)?;
             let interrupted = run.record.interrupted;
             let spawn_error = run.record.spawn_error.clone();
+            // A Python that cannot run the workload fails the same way under every mode: the
+            // experiment stops after off, and no verdict on MTYPE is drawn from it.
+            let broken = (mode == Mode::Off && run.outcome == "fail")
+                .then(|| environment_problem(self.probe.as_ref(), &run))
+                .flatten();
             doc.runs.push(run);
             if interrupted {
                 doc.interrupted = true;
+                break;
+            }
+            if let Some(p) = broken {
+                progress.line(&format!(
+                    "stopped: the environment cannot run the workload: {p}"
+                ));
+                doc.environment = Some(p);
                 break;
             }
             // A command that cannot start will not start under the next mode either.
@@ -340,31 +436,30 @@ impl Experiment<'_> {
     }
 
     /// One run under `mode`: verify started, the kernel log and the module's log marked, the
-    /// command, then what each saw.
-    fn one_run(&self, mode: Mode, policy: output::PolicyJson, progress: &mut Progress) -> RunJson {
+    /// command run and judged (runner/execute.rs), then what verify and the module saw.
+    fn one_run(
+        &self,
+        mode: Mode,
+        policy: output::PolicyJson,
+        progress: &mut Progress,
+    ) -> Result<RunJson> {
         let root = &self.ctx.root;
         let label = mode.name();
         let (_, logged_before, _) = sub::events_since(root, u64::MAX);
         progress.line(&format!("{label}: starting verify"));
         let base = (!root.is_host()).then(|| root.base());
         let watch = watch::Watch::start(&self.exe, base, self.tracefs.as_deref(), &self.stop);
-        let mut kmsg = kmsg::Kmsg::open(&root.path("/dev/kmsg"));
         progress.line(&format!("{label}: running {}", self.argv_text()));
-        let record = workload::run(
-            &self.argv,
-            Some(&self.run_as),
-            self.timeout,
-            &self.stop,
-            progress,
-            label,
-        );
-        let (faults, kmsg_error) = match kmsg.as_mut().map_err(|e| e.to_string()) {
-            Ok(k) => match k.read_new() {
-                Ok(lines) => (kmsg::faults(&lines), None),
-                Err(e) => (Vec::new(), Some(format!("reading /dev/kmsg: {e}"))),
-            },
-            Err(e) => (Vec::new(), Some(format!("opening /dev/kmsg: {e}"))),
+        let setup = Setup {
+            root,
+            argv: &self.argv,
+            user: Some(&self.run_as),
+            env: &self.env,
+            check: self.check.as_ref(),
+            battery: self.battery,
+            stop: &self.stop,
         };
+        let ran = execute::execute(&setup, &Changes::default(), self.timeout, progress, label)?;
         let verify = match watch {
             Ok(w) => w.finish(),
             Err(e) => SubDoc {
@@ -381,9 +476,15 @@ impl Experiment<'_> {
             mode: label,
             policy,
             outcome: "",
-            record,
-            faults,
-            kmsg_error,
+            failure: ran.failure.as_ref().map(Failure::describe),
+            judged: ran.failure,
+            record: ran.record,
+            faults: ran.faults,
+            other_faults: ran.other_faults,
+            kmsg_error: ran.kmsg_error,
+            gpu_work: Some(ran.gpu),
+            check: ran.check,
+            battery: ran.battery,
             verify,
             events,
             events_error,
@@ -402,7 +503,7 @@ impl Experiment<'_> {
             run.faults.len(),
             run.events.len()
         ));
-        run
+        Ok(run)
     }
 
     fn argv_text(&self) -> String {
@@ -418,16 +519,23 @@ impl Experiment<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::workload::{self, Failure};
     use rdna1_mtype_shared::policy::Policy;
 
-    fn run(record: workload::Record, faults: usize) -> RunJson {
+    fn run(record: workload::Record, judged: Option<Failure>) -> RunJson {
         RunJson {
             mode: "off",
             policy: (&Policy::DEFAULT).into(),
             outcome: "",
+            failure: judged.as_ref().map(Failure::describe),
+            judged,
             record,
-            faults: vec![kmsg::Fault::default(); faults],
+            faults: vec![],
+            other_faults: 0,
             kmsg_error: None,
+            gpu_work: None,
+            check: None,
+            battery: None,
             verify: SubDoc::default(),
             events: vec![],
             events_error: None,
@@ -440,18 +548,51 @@ mod tests {
             exit_code: Some(0),
             ..Default::default()
         };
-        assert_eq!(run_outcome(&run(ok.clone(), 0)), Outcome::Pass);
-        assert_eq!(run_outcome(&run(ok.clone(), 2)).name(), "fail");
+        assert_eq!(run_outcome(&run(ok.clone(), None)), Outcome::Pass);
+        let faulted = Failure {
+            exit_code: Some(0),
+            faults: 2,
+            ..Default::default()
+        };
+        assert_eq!(run_outcome(&run(ok.clone(), Some(faulted))).name(), "fail");
         let cut = workload::Record {
             interrupted: true,
             ..ok.clone()
         };
-        assert_eq!(run_outcome(&run(cut, 0)), Outcome::NotRun);
+        assert_eq!(run_outcome(&run(cut, None)), Outcome::NotRun);
         let never = workload::Record {
             exit_code: None,
             spawn_error: Some("could not start x: No such file or directory".into()),
             ..ok
         };
-        assert_eq!(run_outcome(&run(never, 0)), Outcome::NotRun);
+        assert_eq!(run_outcome(&run(never, None)), Outcome::NotRun);
+    }
+
+    #[test]
+    fn a_python_without_torch_stops_the_experiment_as_an_environment_problem() {
+        let failed = Failure {
+            exit_code: Some(1),
+            ..Default::default()
+        };
+        let rec = workload::Record {
+            exit_code: Some(1),
+            ..Default::default()
+        };
+        let probe = Probe {
+            python: Some("/usr/bin/python3".into()),
+            error: Some("ModuleNotFoundError: No module named 'torch'".into()),
+            ..Probe::default()
+        };
+        let r = run(rec.clone(), Some(failed.clone()));
+        assert!(environment_problem(Some(&probe), &r)
+            .unwrap()
+            .contains("cannot import torch"));
+        // Without the probe (a shell script that runs Python), the battery's own early stop.
+        let mut r = run(rec, Some(failed));
+        r.battery = Some(serde_json::json!({"ok": false, "stage": "import",
+            "error": "ModuleNotFoundError: No module named 'torch'"}));
+        assert!(environment_problem(None, &r)
+            .unwrap()
+            .contains("No module named 'torch'"));
     }
 }

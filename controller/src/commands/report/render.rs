@@ -82,6 +82,16 @@ pub fn human(doc: &ReportJson, out: &mut impl Write) -> std::io::Result<()> {
             r.record.duration_s,
             verify_text(&r.verify)
         )?;
+        if let Some(why) = r
+            .failure
+            .as_ref()
+            .and_then(|_| r.judged.as_ref().and_then(|f| f.reason.clone()))
+        {
+            writeln!(out, "         {why}")?;
+        }
+        if let Some(c) = r.check.as_ref().filter(|c| c.processes > 0) {
+            writeln!(out, "         check: {}", c.verdict)?;
+        }
     }
     match (doc.policy_restored, &doc.policy_before) {
         (Some(true), Some(p)) => writeln!(out, "policy:  put back (mode {})", p.mode)?,
@@ -96,6 +106,9 @@ pub fn human(doc: &ReportJson, out: &mut impl Write) -> std::io::Result<()> {
         writeln!(out, "stopped: {e}")?;
     }
     writeln!(out, "summary: {}", doc.judgement.summary)?;
+    for f in &doc.fixes {
+        writeln!(out, "doctor:  {f}")?;
+    }
     for n in &doc.judgement.notes {
         writeln!(out, "note:    {n}")?;
     }

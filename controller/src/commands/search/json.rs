@@ -5,7 +5,9 @@ use serde::Serialize;
 
 use super::arms::Arm;
 use crate::output::PolicyJson;
+use crate::runner::check::CheckJson;
 use crate::runner::document::{RunAsJson, WorkloadJson};
+use crate::runner::gpu_work::GpuWorkJson;
 use crate::runner::kmsg::Fault;
 use crate::runner::user::RunAs;
 use crate::runner::workload::Record;
@@ -35,11 +37,20 @@ pub struct SearchJson {
     pub arms: Vec<ArmJson>,
     /// The first arm that passed, if one did.
     pub winner: Option<String>,
-    /// The arms that passed, fastest first (steps/s of the shipped script, else run time).
+    /// The arms that passed, fastest first (the battery's median steps/s, else run time).
     pub ranking: Vec<String>,
+    /// Neighbours in the ranking whose speeds are within noise of each other (their timed
+    /// repeats overlap), in words.
+    pub ranking_noise: Vec<String>,
     /// Why the search ended where it did: `first pass`, `all arms run`, `--max-runs reached`,
-    /// `--budget spent`, `interrupted`.
+    /// `--budget spent`, `interrupted`, `environment cannot run the workload`.
     pub ended: String,
+    /// Why the environment cannot run the workload (no torch, a CUDA or CPU build, no GPU
+    /// visible), when the baseline showed it: the search is then incomplete, no result.
+    pub environment: Option<String>,
+    /// doctor's checks of the Python, ROCm and GPU access that are not ok, with their fixes
+    /// (only when `environment` is set).
+    pub fixes: Vec<String>,
     /// The winning configuration as environment-file lines (`rdna1ctl run --env FILE`).
     pub keep_lines: Vec<String>,
     /// The file written with `--keep`, if any.
@@ -62,11 +73,17 @@ pub struct ArmJson {
     /// How it failed, in words, if it did.
     pub failure: Option<String>,
     pub record: Option<Record>,
-    /// amdgpu page faults the kernel log showed during the run.
+    /// amdgpu page faults of the command's processes the kernel log showed during the run.
     pub faults: Vec<Fault>,
+    /// Faults that named another process (not counted).
+    pub other_faults: usize,
     pub kmsg_error: Option<String>,
-    /// The shipped script's JSON line (`ok`, `correct`, `max_rel_error`, `steps_per_s`, ...);
-    /// null for a command of the owner's, whose numbers are not checked.
+    /// The command's processes KFD saw: the proof that it did GPU work.
+    pub gpu_work: Option<GpuWorkJson>,
+    /// What the in-process check saw in the command's Python processes.
+    pub check: Option<CheckJson>,
+    /// The battery's JSON line (`ok`, `cases`, `speed`, `summary`, ...); null for a command of
+    /// the owner's.
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
-    pub conv2d: Option<serde_json::Value>,
+    pub battery: Option<serde_json::Value>,
 }

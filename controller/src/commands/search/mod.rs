@@ -1,17 +1,23 @@
-//! `rdna1ctl search`: runs the owner's command (default: the shipped Conv2d script) under one
+//! `rdna1ctl search`: runs the owner's command (default: the shipped layer battery) under one
 //! GPU-side configuration after another ([`arms::plan`]) and stops at the first under which it
 //! passes on the GPU (`--all`: runs them all and ranks them); prints what to keep, and with
 //! `--keep FILE` writes it for `rdna1ctl run` (docs/CLI.md, search).
 //!
-//! One job per file: the arms (`arms`), the document (`json`), the text (`render`); running
-//! the command, its user, the kernel log, the policy guard, what a configuration needs on
-//! disk and its kept form are the `runner`'s, which `report` and `run` share.
+//! A pass is the runner's verdict (runner/verdict.rs): exit 0, no GPU fault of the command's
+//! processes, GPU work seen in KFD, the numbers right where checked, a bypass proven. An
+//! environment that cannot run the workload (no torch, a CUDA or CPU build, no GPU visible)
+//! ends the search after the baseline, incomplete, with doctor's fixes: it is no result.
+//!
+//! One job per file: the arms (`arms`), the document (`json`), the ranking by speed (`rank`),
+//! the text (`render`); running the command and judging a run, its user, its Python, the
+//! kernel log, the policy guard and the kept form are the `runner`'s, which `report` and `run`
+//! share.
 
 mod arms;
 mod json;
+mod rank;
 mod render;
 
-use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,18 +30,19 @@ use crate::cli::SearchArgs;
 use crate::exit::{self, Code};
 use crate::module::control::{self, Device};
 use crate::output;
-use crate::runner::changes::Prepared;
+use crate::runner::changes::CheckSetup;
 use crate::runner::document::WorkloadJson;
+use crate::runner::execute::{self, Setup};
+use crate::runner::interpreter::{self, Probe};
 use crate::runner::keep;
-use crate::runner::kmsg;
 use crate::runner::policy::Restore;
 use crate::runner::progress::Progress;
 use crate::runner::user::{self, RunAs};
-use crate::runner::workload::Failure;
-use crate::runner::{script, workload, Signals};
+use crate::runner::{doctor_fix, script, Signals};
 use crate::Ctx;
 use arms::{Arm, Situation};
 use json::{ArmJson, SearchJson};
+use rank::Speed;
 
 pub use json::SearchJson as Document;
 
@@ -64,45 +71,24 @@ fn override_for_navi14(root: &crate::sysroot::SysRoot) -> Option<String> {
         .then(|| "10.1.0".to_owned())
 }
 
-/// The shipped script's JSON line: the last stdout line that parses as a JSON object.
-fn conv2d_line(stdout: &str) -> Option<serde_json::Value> {
-    stdout
-        .lines()
-        .rev()
-        .filter(|l| l.trim_start().starts_with('{'))
-        .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(serde_json::Value::is_object)
-}
-
-/// Pass: exit 0, not timed out, no GPU fault (and for the shipped script its own verdict,
-/// which exit 0 already says).
-fn failure_of(r: &workload::Record, faults: usize) -> Option<String> {
-    let f = Failure {
-        exit_code: r.exit_code,
-        signal: r.signal,
-        timed_out: r.timed_out,
-        faults,
-    };
-    if r.exit_code == Some(0) && !r.timed_out && faults == 0 {
-        None
-    } else if let Some(e) = &r.spawn_error {
-        Some(e.clone())
-    } else {
-        Some(f.describe())
-    }
-}
-
 pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
     let root = nix::unistd::geteuid().is_root();
     let run_as = user::for_command(args.workload.user.clone())?;
     let exe = std::env::current_exe().context("finding rdna1ctl's own binary")?;
-    let argv = script::argv(
+    let given = script::argv(
         &args.workload.command,
         args.workload.python.as_deref(),
         args.workload.script.as_deref(),
         &exe,
     )?;
     let default_script = args.workload.command.is_empty();
+    let path = std::env::var_os("PATH");
+    let activated = interpreter::activated(path.as_deref(), |v| std::env::var_os(v));
+    let (argv, base_env) = interpreter::resolve(&given, activated.as_ref(), path.as_deref());
+    let check = script::python_dir(&exe).map(|python_dir| CheckSetup {
+        python_dir,
+        numerics: true,
+    });
     let (no_module, dev) = module_problem(ctx, root);
     let mode_now = match (&no_module, crate::module::params::read(&ctx.root)) {
         (Some(_), Ok(crate::module::params::ModuleState::Loaded(l))) => Some(l.mode.name()),
@@ -124,6 +110,33 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         .and_then(|u| u.home.clone())
         .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
 
+    // The Python the runs use, said first: a broken one is found before any result is drawn.
+    let probe = interpreter::is_python(&argv[0]).then(|| {
+        Probe::ask(
+            &argv[0],
+            run_as.as_ref(),
+            &base_env,
+            &signals.flag,
+            &mut progress,
+        )
+    });
+    if let Some(a) = &activated {
+        progress.line(&format!(
+            "{} is not on PATH (sudo resets PATH): using {}",
+            a.from,
+            a.bin.display()
+        ));
+    }
+    if let Some(p) = &probe {
+        progress.line(&format!("python: {}", p.describe()));
+    }
+    if check.is_none() {
+        progress.line(
+            "note: rdna1ctl's in-process check (python/sitecustomize.py) is not installed: \
+             numbers are not checked and MIOpen cannot be bypassed",
+        );
+    }
+
     let mut doc = SearchJson {
         rdna1ctl_version: env!("CARGO_PKG_VERSION"),
         started_at: output::rfc3339(output::now()),
@@ -135,6 +148,9 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
                 .collect(),
             default_script,
             timeout_s: args.workload.timeout,
+            activated: activated.clone(),
+            python: probe.clone(),
+            checked: check.is_some(),
         },
         module_skipped: no_module,
         mode_in_force: mode_now,
@@ -146,7 +162,10 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         arms: Vec::new(),
         winner: None,
         ranking: Vec::new(),
+        ranking_noise: Vec::new(),
         ended: String::new(),
+        environment: None,
+        fixes: Vec::new(),
         keep_lines: Vec::new(),
         kept_to: None,
         verdict: String::new(),
@@ -154,12 +173,20 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         error: None,
         exit_code: 0,
     };
-    let search = Search {
-        ctx,
+    let setup = Setup {
+        root: &ctx.root,
         argv: &argv,
-        run_as: run_as.as_ref(),
+        user: run_as.as_ref(),
+        env: &base_env,
+        check: check.as_ref(),
+        battery: default_script,
+        stop: &signals.flag,
+    };
+    let search = Search {
+        setup,
         args,
         stop: &signals.flag,
+        probe: probe.as_ref(),
     };
     let result = match &dev {
         Some(d) => {
@@ -180,7 +207,16 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         None => search.all(&plan, None, &mut doc, &mut progress),
     };
     drop(signals);
-    conclude(&mut doc, home.as_deref());
+    if doc.environment.is_some() {
+        let python = probe
+            .as_ref()
+            .and_then(|p| p.python.as_deref())
+            .map(Path::new);
+        doc.fixes = doctor_fix::doctor(&ctx.root, python)
+            .map(|d| doctor_fix::fixes(&d))
+            .unwrap_or_default();
+    }
+    conclude(&mut doc, home.as_deref(), args.keep.as_deref());
     let mut code = match (&result, doc.winner.is_some()) {
         (Err(e), _) => {
             doc.error = Some(exit::message(e));
@@ -188,6 +224,10 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         }
         (Ok(()), _) if doc.ended == "interrupted" => {
             doc.error = Some("interrupted (Ctrl-C or SIGTERM): the search was cut short".into());
+            Code::Error
+        }
+        (Ok(()), _) if doc.environment.is_some() => {
+            doc.error = doc.environment.clone();
             Code::Error
         }
         (Ok(()), true) => Code::Ok,
@@ -212,15 +252,15 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
 }
 
 struct Search<'a> {
-    ctx: &'a Ctx,
-    argv: &'a [OsString],
-    run_as: Option<&'a RunAs>,
+    setup: Setup<'a>,
     args: &'a SearchArgs,
     stop: &'a AtomicBool,
+    probe: Option<&'a Probe>,
 }
 
 impl Search<'_> {
-    /// Runs the plan until the first pass (unless `--all`), the bounds, or a signal.
+    /// Runs the plan until the first pass (unless `--all`), the bounds, a signal, or a broken
+    /// environment seen at the baseline.
     fn all(
         &self,
         plan: &[Arm],
@@ -239,8 +279,11 @@ impl Search<'_> {
                 failure: None,
                 record: None,
                 faults: Vec::new(),
+                other_faults: 0,
                 kmsg_error: None,
-                conv2d: None,
+                gpu_work: None,
+                check: None,
+                battery: None,
             };
             if arm.skipped.is_some() {
                 doc.arms.push(not_run("skipped"));
@@ -288,9 +331,20 @@ impl Search<'_> {
                     .map(|f| format!(" ({f})"))
                     .unwrap_or_default()
             ));
+            // At the baseline, a Python that cannot run the workload ends the search: every
+            // other arm would fail the same way, and none of it would be a result.
+            let broken = (runs == 1 && r.outcome == "fail")
+                .then(|| environment_problem(self.probe, &r))
+                .flatten();
             doc.arms.push(r);
             if interrupted {
                 ended = "interrupted";
+            } else if let Some(p) = broken {
+                progress.line(&format!(
+                    "stopped: the environment cannot run the workload: {p}"
+                ));
+                doc.environment = Some(p);
+                ended = "environment cannot run the workload";
             } else if passed && !self.args.all {
                 ended = "first pass";
             }
@@ -310,131 +364,125 @@ impl Search<'_> {
             let mode = Mode::parse(m.as_bytes()).unwrap_or(Mode::Off);
             g.set_mode(mode)?;
         }
-        let prepared = Prepared::make(&arm.changes, self.run_as, std::env::var_os("PYTHONPATH"))?;
-        let mut kmsg = kmsg::Kmsg::open(&self.ctx.root.path("/dev/kmsg"));
-        let record = workload::run_with(
-            self.argv,
-            self.run_as,
-            &prepared.env,
-            timeout,
-            self.stop,
-            progress,
-            &arm.id,
-        );
-        drop(prepared);
-        let (faults, kmsg_error) = match kmsg.as_mut() {
-            Ok(k) => match k.read_new() {
-                Ok(lines) => (kmsg::faults(&lines), None),
-                Err(e) => (Vec::new(), Some(format!("reading /dev/kmsg: {e}"))),
-            },
-            Err(e) => (
-                Vec::new(),
-                Some(format!(
-                    "opening /dev/kmsg: {e}: GPU faults not seen, runs judged by exit code"
-                )),
-            ),
-        };
-        let failure = failure_of(&record, faults.len());
-        let outcome = if record.interrupted {
+        let run = execute::execute(&self.setup, &arm.changes, timeout, progress, &arm.id)?;
+        let outcome = if run.record.interrupted {
             "not_run"
-        } else if failure.is_none() {
+        } else if run.failure.is_none() {
             "pass"
         } else {
             "fail"
         };
-        let conv2d = self
-            .args
-            .workload
-            .command
-            .is_empty()
-            .then(|| conv2d_line(&record.stdout_tail))
-            .flatten();
         Ok(ArmJson {
             arm: arm.clone(),
             outcome,
-            failure,
-            record: Some(record),
-            faults,
-            kmsg_error,
-            conv2d,
+            failure: run.failure.as_ref().map(|f| match &run.record.spawn_error {
+                Some(e) => e.clone(),
+                None => f.describe(),
+            }),
+            record: Some(run.record),
+            faults: run.faults,
+            other_faults: run.other_faults,
+            kmsg_error: run.kmsg_error,
+            gpu_work: Some(run.gpu),
+            check: run.check,
+            battery: run.battery,
         })
     }
 }
 
-/// Steps per second of the shipped script's training, if it said.
-fn steps_per_s(a: &ArmJson) -> Option<f64> {
-    a.conv2d.as_ref()?.get("steps_per_s")?.as_f64()
+/// Why the environment cannot run the workload, from the interpreter's answer or what the
+/// baseline's own processes found (the check's records, the battery's early stop).
+fn environment_problem(probe: Option<&Probe>, base: &ArmJson) -> Option<String> {
+    if let Some(p) = probe.and_then(Probe::problem) {
+        return Some(p);
+    }
+    if let Some(p) = base.check.as_ref().and_then(|c| c.environment_problem()) {
+        return Some(p);
+    }
+    let b = base.battery.as_ref()?;
+    matches!(
+        b.get("stage").and_then(serde_json::Value::as_str),
+        Some("import" | "device")
+    )
+    .then(|| {
+        b.get("error")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("the battery could not start")
+            .to_owned()
+    })
 }
 
-/// The largest of the shipped script's relative errors (output and gradients), if it said.
-fn largest_error(a: &ArmJson) -> Option<f64> {
-    a.conv2d
-        .as_ref()?
-        .get("max_rel_error")?
-        .as_object()?
-        .values()
-        .filter_map(serde_json::Value::as_f64)
-        .reduce(f64::max)
+/// The winner's numbers in words: the battery's speed and cases, or the check's verdict on
+/// the owner's command.
+fn numbers(doc: &SearchJson, a: &ArmJson) -> String {
+    if doc.workload.default_script {
+        let cases = a
+            .battery
+            .as_ref()
+            .and_then(|b| b.get("cases")?.as_array().map(Vec::len))
+            .unwrap_or(0);
+        return match Speed::of(a.battery.as_ref()) {
+            Some(s) => format!(
+                " ({cases} layer cases right against float64; {})",
+                s.describe()
+            ),
+            None => String::new(),
+        };
+    }
+    match &a.check {
+        Some(c) if c.processes > 0 => format!(". Checked in your command's process: {}", c.verdict),
+        _ => ". Your command's numbers were not checked: no Python process of it loaded \
+              rdna1ctl's check (exit code, GPU work and GPU faults only)"
+            .into(),
+    }
 }
 
 /// The winner, ranking, what to keep and the verdicts.
-fn conclude(doc: &mut SearchJson, home: Option<&Path>) {
-    let passed: Vec<&ArmJson> = doc.arms.iter().filter(|a| a.outcome == "pass").collect();
+fn conclude(doc: &mut SearchJson, home: Option<&Path>, keep_to: Option<&Path>) {
+    let arms = std::mem::take(&mut doc.arms);
+    let passed: Vec<&ArmJson> = arms.iter().filter(|a| a.outcome == "pass").collect();
     doc.winner = passed.first().map(|a| a.arm.id.clone());
-    let mut ranked = passed.clone();
-    ranked.sort_by(|a, b| {
-        let key = |x: &ArmJson| {
-            (
-                steps_per_s(x).map(|s| -s),
-                x.record.as_ref().map_or(f64::MAX, |r| r.duration_s),
-            )
-        };
-        key(a)
-            .partial_cmp(&key(b))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    let (ranked, noise) = rank::rank(&passed);
     doc.ranking = ranked.iter().map(|a| a.arm.id.clone()).collect();
-    let how = |a: &ArmJson| match (steps_per_s(a), largest_error(a)) {
-        (Some(s), Some(e)) => format!(" ({s} steps/s; largest error against float64 {e:.1e})"),
-        (Some(s), None) => format!(" ({s} steps/s)"),
-        _ => String::new(),
-    };
-    let numbers = if doc.workload.default_script {
-        ""
-    } else {
-        " Your own command's numbers were not checked (exit code and GPU faults only)."
-    };
-    let baseline = doc.arms.iter().find(|a| a.arm.id == "baseline");
+    doc.ranking_noise = noise;
+    let baseline = arms.iter().find(|a| a.arm.id == "baseline");
     // Only a baseline that ran to its end failed; an interrupted one says nothing.
     let base_failure = baseline
         .filter(|b| b.outcome == "fail")
         .and_then(|b| b.failure.clone());
     let base_passed = baseline.is_some_and(|b| b.outcome == "pass");
-    let ran = doc.arms.iter().filter(|a| a.record.is_some()).count();
-    doc.verdict = match (passed.first(), &base_failure) {
-        (Some(w), _) if w.arm.id == "baseline" => format!(
-            "It trains on the GPU as it is: the baseline passed{}. Nothing to change.{numbers}",
-            how(w)
+    let ran = arms.iter().filter(|a| a.record.is_some()).count();
+    doc.verdict = match (&doc.environment, passed.first(), &base_failure) {
+        (Some(env), _, _) => format!(
+            "incomplete: the environment cannot run the workload ({env}). This is no result \
+             about the GPU: fix the environment (doctor's fixes below), then search again."
         ),
-        (Some(w), Some(bf)) => format!(
-            "At baseline it failed ({bf}). {} made it train on the GPU: {}{}.{numbers}",
+        (None, Some(w), _) if w.arm.id == "baseline" => format!(
+            "It trains on the GPU as it is: the baseline passed{}. Nothing to change.",
+            numbers(doc, w)
+        ),
+        (None, Some(w), Some(bf)) => format!(
+            "At baseline it failed ({bf}). {} made it train on the GPU: {}{}.",
             if w.arm.id.contains('+') {
                 "Two changes together"
             } else {
                 "One change"
             },
             w.arm.what,
-            how(w)
+            numbers(doc, w)
         ),
-        (Some(w), None) => format!("{} passed{}.{numbers}", w.arm.what, how(w)),
-        (None, bf) => format!(
+        (None, Some(w), None) => format!("{} passed{}.", w.arm.what, numbers(doc, w)),
+        (None, None, bf) => format!(
             "No configuration tried made it pass ({ran} run(s){}). Attach `rdna1ctl search --all --json` to a bug report.",
             bf.as_ref().map(|f| format!("; baseline: {f}")).unwrap_or_default()
         ),
     };
-    let enforce = doc.arms.iter().find(|a| a.arm.id == "mtype-enforce");
+    let enforce = arms.iter().find(|a| a.arm.id == "mtype-enforce");
     let e_out = enforce.map(|e| e.outcome);
     doc.mtype_verdict = match (enforce, e_out, &base_failure) {
+        _ if doc.environment.is_some() => {
+            "MTYPE not tested: the environment cannot run the workload".into()
+        }
         (Some(e), Some("skipped"), _) => format!(
             "MTYPE not tested: {}",
             e.arm.skipped.as_deref().unwrap_or("skipped")
@@ -457,8 +505,11 @@ fn conclude(doc: &mut SearchJson, home: Option<&Path>) {
         _ => "MTYPE not tested: the search ended before its arm".into(),
     };
     if let Some(w) = passed.first() {
-        doc.keep_lines = keep::lines(&w.arm.id, &w.arm.what, &w.arm.changes, home);
+        let base = keep::cache_base(home, keep_to);
+        doc.keep_lines = keep::lines(&w.arm.id, &w.arm.what, &w.arm.changes, &base);
     }
+    drop(passed);
+    doc.arms = arms;
 }
 
 /// Writes the kept configuration to `path` (new next to it, then moved into place: never
@@ -491,6 +542,7 @@ fn write_kept(path: &Path, lines: &[String], owner: Option<&RunAs>) -> Result<Pa
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::workload;
 
     fn doc_with(arms: &[(&str, &'static str, Option<&str>)]) -> SearchJson {
         SearchJson {
@@ -501,6 +553,9 @@ mod tests {
                 argv: vec![],
                 default_script: true,
                 timeout_s: 1.0,
+                activated: None,
+                python: None,
+                checked: true,
             },
             module_skipped: None,
             mode_in_force: None,
@@ -521,13 +576,19 @@ mod tests {
                     failure: failure.map(str::to_owned),
                     record: Some(workload::Record::default()),
                     faults: vec![],
+                    other_faults: 0,
                     kmsg_error: None,
-                    conv2d: None,
+                    gpu_work: None,
+                    check: None,
+                    battery: None,
                 })
                 .collect(),
             winner: None,
             ranking: vec![],
+            ranking_noise: vec![],
             ended: String::new(),
+            environment: None,
+            fixes: vec![],
             keep_lines: vec![],
             kept_to: None,
             verdict: String::new(),
@@ -544,43 +605,59 @@ mod tests {
             ("baseline", "not_run", Some("killed by signal 15")),
             ("miopen-bypassed", "pass", None),
         ]);
-        conclude(&mut d, None);
+        conclude(&mut d, None, None);
         assert!(!d.verdict.contains("signal 15"), "{}", d.verdict);
         // Passing with MTYPE off and failing under enforce: enforce broke it.
         let mut d = doc_with(&[
             ("baseline", "pass", None),
             ("mtype-enforce", "fail", Some("exit 1")),
         ]);
-        conclude(&mut d, None);
+        conclude(&mut d, None, None);
         assert!(d.mtype_verdict.contains("broke it"), "{}", d.mtype_verdict);
         // A combination is two changes, not one.
         let mut d = doc_with(&[
             ("baseline", "fail", Some("exit 1")),
             ("override-10.1.0+miopen-no-gemm", "pass", None),
         ]);
-        conclude(&mut d, None);
+        conclude(&mut d, None, None);
         assert!(d.verdict.contains("Two changes together"), "{}", d.verdict);
     }
 
     #[test]
-    fn the_scripts_line_is_found_after_other_output() {
-        let out = "warming up\n{\"ok\": true, \"steps_per_s\": 3.5}\n";
-        assert_eq!(conv2d_line(out).unwrap()["steps_per_s"], 3.5);
-        assert!(conv2d_line("no json\n[1,2]\n").is_none());
+    fn a_broken_environment_is_incomplete_never_a_result() {
+        let mut d = doc_with(&[
+            ("baseline", "fail", Some("exit 1")),
+            ("mtype-enforce", "not_run", None),
+        ]);
+        d.environment = Some("/usr/bin/python3 cannot import torch".into());
+        conclude(&mut d, None, None);
+        assert!(d.verdict.starts_with("incomplete:"), "{}", d.verdict);
+        assert!(!d.verdict.contains("bug report"), "{}", d.verdict);
+        assert!(
+            !d.mtype_verdict.contains("not the cause"),
+            "{}",
+            d.mtype_verdict
+        );
     }
 
     #[test]
-    fn a_pass_is_exit_0_without_faults_or_timeout() {
-        let ok = workload::Record {
-            exit_code: Some(0),
-            ..Default::default()
+    fn the_environment_problem_comes_from_the_probe_the_check_or_the_battery() {
+        let mut d = doc_with(&[("baseline", "fail", Some("exit 1"))]);
+        let base = d.arms.remove(0);
+        assert_eq!(environment_problem(None, &base), None);
+        let probe = Probe {
+            python: Some("/usr/bin/python3".into()),
+            error: Some("ModuleNotFoundError: No module named 'torch'".into()),
+            ..Probe::default()
         };
-        assert_eq!(failure_of(&ok, 0), None);
-        assert_eq!(failure_of(&ok, 1).as_deref(), Some("exit 0, 1 GPU fault"));
-        let slow = workload::Record {
-            timed_out: true,
-            ..ok
-        };
-        assert_eq!(failure_of(&slow, 0).as_deref(), Some("timed out"));
+        assert!(environment_problem(Some(&probe), &base)
+            .unwrap()
+            .contains("cannot import torch"));
+        let mut b = base;
+        b.battery = Some(serde_json::json!({"ok": false, "stage": "device",
+            "error": "RuntimeError: PyTorch sees no GPU"}));
+        assert!(environment_problem(None, &b)
+            .unwrap()
+            .contains("sees no GPU"));
     }
 }

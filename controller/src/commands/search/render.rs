@@ -33,8 +33,8 @@ pub fn human(doc: &SearchJson, out: &mut impl Write) -> Result<()> {
                         format!("{d}, {:.1} s", r.duration_s)
                     };
                 }
-                if let Some(s) = a.conv2d.as_ref().and_then(|c| c.get("steps_per_s")) {
-                    d.push_str(&format!(", {s} steps/s"));
+                if let Some(s) = super::rank::Speed::of(a.battery.as_ref()) {
+                    d.push_str(&format!(", {}", s.describe()));
                 }
                 d
             }
@@ -52,10 +52,16 @@ pub fn human(doc: &SearchJson, out: &mut impl Write) -> Result<()> {
     }
     writeln!(out)?;
     writeln!(out, "{}", doc.verdict)?;
+    for f in &doc.fixes {
+        writeln!(out, "  doctor: {f}")?;
+    }
     writeln!(out, "{}", doc.mtype_verdict)?;
     writeln!(out, "search ended: {}", doc.ended)?;
     if doc.ranking.len() > 1 {
         writeln!(out, "passed, fastest first: {}", doc.ranking.join(", "))?;
+        for n in &doc.ranking_noise {
+            writeln!(out, "  {n}")?;
+        }
     }
     if !doc.keep_lines.is_empty() {
         writeln!(out)?;

@@ -1,0 +1,163 @@
+//! The verdict on one run, the same for `report`, `search` and `run --check`: a pass is a
+//! command that exited 0 in time, with no GPU fault of its own processes in the kernel log,
+//! whose processes did GPU work (KFD saw them), whose numbers were right where they were
+//! checked (the battery's cases, or the in-process check's layers), that did not run on the
+//! CPU, and, when MIOpen was to be bypassed, that was seen bypassed.
+
+use serde_json::Value;
+
+use super::check::CheckJson;
+use super::gpu_work::{GpuWork, GpuWorkJson};
+use super::kmsg::Fault;
+use super::workload::{Failure, Record};
+
+/// The faults of the command's own processes, and how many were another process's: a fault
+/// that names a process is the command's if that process is (one KFD saw for the command, or
+/// the command itself); one that names none may be anyone's and is counted.
+pub fn own_faults(faults: Vec<Fault>, gpu: &GpuWork) -> (Vec<Fault>, usize) {
+    let (own, other): (Vec<Fault>, Vec<Fault>) = faults
+        .into_iter()
+        .partition(|f| f.pid.is_none_or(|p| gpu.is_command(p)));
+    (own, other.len())
+}
+
+/// Everything a run left to judge it by.
+pub struct Evidence<'a> {
+    pub record: &'a Record,
+    /// The command's own faults.
+    pub faults: usize,
+    pub gpu: &'a GpuWorkJson,
+    /// The in-process check's records (None: no check in this run).
+    pub check: Option<&'a CheckJson>,
+    /// The battery's JSON line, when the battery ran.
+    pub battery: Option<&'a Value>,
+    /// MIOpen was to be bypassed.
+    pub bypass: bool,
+}
+
+/// The battery's own one-line summary when it did not pass.
+fn battery_failure(b: &Value) -> Option<String> {
+    if b.get("ok").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    b.get("summary")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| b.get("error").and_then(Value::as_str).map(str::to_owned))
+}
+
+/// Why the run is no pass, or None for a pass.
+pub fn judge(e: &Evidence) -> Option<Failure> {
+    let r = e.record;
+    let mut f = Failure {
+        exit_code: r.exit_code,
+        signal: r.signal,
+        timed_out: r.timed_out,
+        faults: e.faults,
+        reason: None,
+    };
+    let check_failure = e.check.and_then(|c| c.failure(e.bypass));
+    let battery = e.battery.and_then(battery_failure);
+    let ended_badly = r.exit_code != Some(0) || r.timed_out || r.signal.is_some() || e.faults > 0;
+    if ended_badly {
+        f.reason = check_failure.or(battery).or_else(|| {
+            e.check
+                .and_then(|c| c.unfinished.as_ref())
+                .map(|l| format!("it stopped in {l}"))
+        });
+        return Some(f);
+    }
+    f.reason = check_failure.or(battery).or_else(|| e.gpu.missing());
+    f.reason.is_some().then_some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::check::summarize;
+    use serde_json::json;
+
+    fn ok() -> Record {
+        Record {
+            exit_code: Some(0),
+            ..Default::default()
+        }
+    }
+
+    fn on_gpu() -> GpuWorkJson {
+        GpuWorkJson {
+            kfd_processes: vec![42],
+            samples: 3,
+            error: None,
+        }
+    }
+
+    fn ev<'a>(record: &'a Record, gpu: &'a GpuWorkJson) -> Evidence<'a> {
+        Evidence {
+            record,
+            faults: 0,
+            gpu,
+            check: None,
+            battery: None,
+            bypass: false,
+        }
+    }
+
+    #[test]
+    fn exit_0_on_the_gpu_is_a_pass_and_a_silent_cpu_run_is_not() {
+        let (r, g) = (ok(), on_gpu());
+        assert_eq!(judge(&ev(&r, &g)), None);
+        let cpu = GpuWorkJson::default();
+        let f = judge(&ev(&r, &cpu)).unwrap();
+        assert_eq!(f.exit_code, Some(0));
+        assert!(f.describe().contains("no GPU work"), "{}", f.describe());
+    }
+
+    #[test]
+    fn wrong_numbers_and_an_unproven_bypass_fail_an_exit_0() {
+        let (r, g) = (ok(), on_gpu());
+        let check = summarize(&[
+            json!({"event": "start", "pid": 1}),
+            json!({"event": "torch", "pid": 1, "torch": "2.9", "hip": "6.4"}),
+            json!({"event": "layer", "pid": 1, "id": 1, "kind": "Conv2d 3x3", "op": "conv2d",
+                   "dtype": "float32", "layout": "contiguous", "device": "cuda:0",
+                   "checked": true}),
+            json!({"event": "backend", "pid": 1, "id": 1, "backend": "Miopen", "family": "MIOpen"}),
+        ]);
+        let mut e = ev(&r, &g);
+        e.check = Some(&check);
+        assert_eq!(judge(&e), None);
+        e.bypass = true;
+        assert!(judge(&e)
+            .unwrap()
+            .describe()
+            .contains("bypass not in effect"));
+        let b = json!({"ok": false, "summary": "1 of 28 layer cases failed: BatchNorm2d ..."});
+        let mut e = ev(&r, &g);
+        e.battery = Some(&b);
+        assert!(judge(&e).unwrap().describe().contains("BatchNorm2d"));
+    }
+
+    #[test]
+    fn a_failed_run_says_where_it_stopped() {
+        let g = on_gpu();
+        let r = Record {
+            signal: Some(6),
+            ..Default::default()
+        };
+        let check = summarize(&[
+            json!({"event": "start", "pid": 1}),
+            json!({"event": "torch", "pid": 1, "torch": "2.9", "hip": "6.4"}),
+            json!({"event": "layer", "pid": 1, "id": 1, "kind": "Conv2d 1x1", "op": "conv2d",
+                   "dtype": "float32", "layout": "contiguous", "device": "cuda:0",
+                   "checked": true}),
+        ]);
+        let mut e = ev(&r, &g);
+        e.check = Some(&check);
+        let f = judge(&e).unwrap();
+        assert_eq!(
+            f.describe(),
+            "killed by signal 6: it stopped in Conv2d 1x1 (float32)"
+        );
+    }
+}
