@@ -23,7 +23,9 @@ only if every float32 case passed on the GPU and the speed was measured.
 --self-test-on-cpu runs the same code on the CPU (smaller batches, bfloat16 for the autocast
 cases) to test this script without a GPU; it never passes. --wrong KIND:output|weight:FACTOR
 makes the results of the layers whose kind contains KIND wrong by FACTOR, as a faulty backend
-would, to show that the check catches them and names the layer.
+would, to show that the check catches them and names the layer; --raise NAME:TEXT raises TEXT
+in the cases whose name contains NAME, as MIOpen's errors reach PyTorch (a kernel that does not
+compile), to show the summary's words for it.
 """
 import argparse
 import json
@@ -81,6 +83,8 @@ def parse_args():
                    help="also run every case in channels_last")
     p.add_argument("--no-half", action="store_true",
                    help="float32 only (no float16 autocast cases)")
+    p.add_argument("--raise", dest="raise_", metavar="NAME:TEXT",
+                   help="raise TEXT in matching cases (tests the summary)")
     p.add_argument("--only", metavar="TEXT",
                    help="only the cases whose name contains TEXT")
     p.add_argument("--budget", type=float, default=420.0, metavar="S",
@@ -237,6 +241,8 @@ def run_cases(torch, args, checker, dev, arch, result, t_start):
                 mark = len(checker.sink.records)
                 t0 = time.monotonic()
                 try:
+                    if args.raise_ and args.raise_.split(":", 1)[0] in name:
+                        raise RuntimeError(args.raise_.split(":", 1)[1])
                     torch.manual_seed(1000 + i)
                     m = build(nn).to(dev)
                     x = torch.randn(shape, device=dev)

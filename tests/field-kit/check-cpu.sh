@@ -8,7 +8,8 @@
 #   float64, and still no pass (exit 1, "on_gpu": false), its speed measured;
 # - --wrong 1x1:weight:1.01: exactly the two 1x1 float32 cases fail, and the summary names
 #   "Conv2d 1x1" and "weight gradient"; --wrong BatchNorm:output:nan: the batch norms fail with
-#   numbers that are not finite, and the line is still JSON.
+#   numbers that are not finite, and the line is still JSON; a batch norm whose MIOpen kernel
+#   does not compile (--raise with MIOpen's error) is named with those words.
 # The check in a program's own process (dist/field-kit/python/sitecustomize.py on PYTHONPATH):
 # - torch is not imported before the program imports it, and the sitecustomize it shadows
 #   still runs; RDNA1_MIOPEN_BYPASS=1 turns torch.backends.cudnn.enabled off; python -I loads
@@ -76,6 +77,10 @@ battery a-wrong-1x1-weight-gradient-is-named 1 \
 battery non-finite-batch-norm-outputs-are-caught 1 \
 	'[c["name"] for c in r["cases"] if not c["ok"]] == ["BatchNorm2d training, 64 channels", "BatchNorm2d training, 256 channels"] and all(c["directions"]["forward"]["max_rel"] == "inf" for c in r["cases"] if not c["ok"])' \
 	python3 $py --self-test-on-cpu --no-half --only BatchNorm --wrong BatchNorm:output:nan
+
+battery a-kernel-that-does-not-compile-is-said-so 1 \
+	'r["summary"] == "2 of 2 layer cases failed: BatchNorm2d training, 64 channels (float32): MIOpen kernel does not compile for this GPU | BatchNorm2d training, 256 channels (float32): MIOpen kernel does not compile for this GPU"' \
+	python3 $py --self-test-on-cpu --no-half --only BatchNorm --raise 'BatchNorm:miopenStatusUnknownError: Code object build failed. Source: MIOpenBatchNormFwdTrainSpatial.cl'
 
 # The check in a program's own process.
 net=/mnt/tests/field-kit/small_net.py

@@ -276,7 +276,10 @@ class Checker:
         info = self._info(op, params)
         rec = dict(info, event="layer", id=ident, kind=_kind(op, info),
                    device_name=self._device_name(x.device))
-        checking = self.numerics and (x.device.type == "cuda" or self.self_test_cpu)
+        w = params.get("weight")
+        # An unbatched convolution (C, H, W) is left unchecked: its slices are not samples.
+        batched = op == "batch_norm" or (isinstance(w, self.torch.Tensor) and x.dim() == w.dim())
+        checking = self.numerics and batched and (x.device.type == "cuda" or self.self_test_cpu)
         rec["checked"] = checking
         # Written before the call: if the process dies in it, this is the layer it died in.
         self.sink.write(rec)
@@ -322,7 +325,8 @@ class Checker:
             return None
         x, w, b = p["input"], p["weight"], p.get("bias")
         dt = out.dtype
-        xs, ws = x[:1].to(dt), w.to(dt)
+        xs = (x[:1] if x.dim() == w.dim() else x.unsqueeze(0)).to(dt)
+        ws = w.to(dt)
         bs = b.to(dt) if b is not None else None
         transposed = op.startswith("conv_transpose")
         n = x.dim() - 2

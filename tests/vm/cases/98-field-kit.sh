@@ -7,7 +7,9 @@
 # UC update is a violation), see the faults, conclude that the runs support the hypothesis,
 # write one JSON file, put the mode back and run the command as uid 65534, never root. The
 # stand-in shows GPU work as a ROCm process would, by an entry in KFD's process list (lib.sh,
-# kfd_standin_on): without it no run would be a pass.
+# kfd_standin_on): without it no run would be a pass. Then a Python without torch (a stand-in
+# python3 that answers rdna1ctl's question about itself as Python does, and fails to import
+# torch): the report stops after the run under off, incomplete (exit 1), never not_mtype.
 T=/sys/kernel/tracing
 E=events/amdgpu/amdgpu_vm_update_ptes
 mtype_down
@@ -97,6 +99,31 @@ for want in '"verdict":"supports_hypothesis"' '"address":"0x00007f0000001000"' \
 	'"result":"violations"' '"stdout_tail":"{\\"ok\\": true'; do
 	grep -q "$want" $r || fail "report lacks $want: $(head -c 2000 $r)"
 done
-rm -rf $S
+# A Python without torch: no result about MTYPE.
+cat >$S/python3 <<'PY'
+#!/bin/sh
+if [ "$1" = -c ]; then
+	echo '{"python": "/usr/bin/python3", "version": "3.11.2", "error": "ModuleNotFoundError: No module named '"'"'torch'"'"'"}'
+	exit 0
+fi
+echo "ModuleNotFoundError: No module named 'torch'" >&2
+exit 1
+PY
+chmod 755 $S/python3
+rm -f /tmp/report-notorch.json
+rc=0
+SUDO_UID=65534 SUDO_GID=65534 rdna1ctl report --timeout 60 --output /tmp/report-notorch.json \
+	-- $S/python3 train.py >/tmp/report.out 2>/tmp/report.err || rc=$?
+eq "$rc" 1 "exit of a report whose Python has no torch ($(cat /tmp/report.out /tmp/report.err))"
+eq "$(cat $PARAMS/mode)" audit "mode restored after the report without torch"
+r=/tmp/report-notorch.json
+eq "$(grep -o '{"mode":"[a-z]*","policy"' $r | cut -d'"' -f4 | tr '\n' ' ')" "off " "runs without torch"
+for want in '"verdict":"incomplete"' '"environment":"/usr/bin/python3 cannot import torch: ModuleNotFoundError'; do
+	grep -q "$want" $r || fail "report without torch lacks $want: $(head -c 2000 $r)"
+done
+! grep -q '"verdict":"not_mtype"' $r || fail "a Python without torch was judged not_mtype"
+grep -q '^summary: incomplete: the environment cannot run the workload' /tmp/report.out ||
+	fail "summary without torch: $(cat /tmp/report.out)"
+rm -rf $S /tmp/report-notorch.json
 kfd_standin_off
 rmmod rdna1_mtype

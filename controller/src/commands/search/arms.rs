@@ -41,6 +41,8 @@ pub struct Situation {
     pub override_now: Option<String>,
     /// The override worth trying (never a foreign ISA): `Some("10.1.0")` on a gfx1011/gfx1012.
     pub override_advised: Option<String>,
+    /// Why MIOpen cannot be bypassed (rdna1ctl's in-process check is not installed), or None.
+    pub no_bypass: Option<String>,
 }
 
 impl Arm {
@@ -178,6 +180,12 @@ pub fn plan(s: &Situation) -> Vec<Arm> {
         {
             a.skipped = Some(format!("needs rdna1_mtype: {why}"));
         }
+        if a.changes.miopen_bypassed
+            && a.skipped.is_none()
+            && let Some(why) = &s.no_bypass
+        {
+            a.skipped = Some(why.clone());
+        }
         if s.no_module.is_some() && a.changes.mtype == Some(Mode::Off.name()) {
             // Nothing sets a mode: the run has whatever is in force.
             a.changes.mtype = s.mode_now;
@@ -256,6 +264,23 @@ mod tests {
             ..Situation::default()
         };
         assert!(!ids(&plan(&s)).iter().any(|i| i.starts_with("override")));
+    }
+
+    #[test]
+    fn without_the_check_installed_the_bypass_is_skipped_and_says_why() {
+        let s = Situation {
+            no_bypass: Some("rdna1ctl's python/sitecustomize.py is not installed".into()),
+            ..Situation::default()
+        };
+        for a in plan(&s) {
+            assert_eq!(
+                a.skipped.is_some(),
+                a.changes.miopen_bypassed,
+                "{}: {:?}",
+                a.id,
+                a.skipped
+            );
+        }
     }
 
     #[test]

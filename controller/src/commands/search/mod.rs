@@ -101,6 +101,11 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
             .ok()
             .filter(|v| !v.is_empty()),
         override_advised: override_for_navi14(&ctx.root),
+        no_bypass: check.is_none().then(|| {
+            "MIOpen cannot be bypassed: rdna1ctl's python/sitecustomize.py is not installed \
+             (reinstall rdna1-mtype)"
+                .to_owned()
+        }),
     };
     let plan = arms::plan(&situation);
     let signals = Signals::install().context("installing signal handlers")?;
