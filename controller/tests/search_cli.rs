@@ -918,20 +918,16 @@ fn a_python_without_torch_ends_the_search_incomplete() {
     // "no configuration passed".
     let s = Setup::new("notorch", "exit 0");
     let python = s.python("bin", NO_TORCH_PYTHON);
-    let o = s
-        .command(
-            &[
-                "--json",
-                "search",
-                "--python",
-                python.to_str().unwrap(),
-                "--script",
-                tree().join("dist/field-kit/battery.py").to_str().unwrap(),
-            ],
-            &[],
-        )
-        .output()
-        .unwrap();
+    let battery = tree().join("dist/field-kit/battery.py");
+    let args = [
+        "search",
+        "--python",
+        python.to_str().unwrap(),
+        "--script",
+        battery.to_str().unwrap(),
+    ];
+    let json: Vec<&str> = std::iter::once("--json").chain(args).collect();
+    let o = s.command(&json, &[]).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     let d = doc(&o);
     assert_eq!(d["ended"], "environment cannot run the workload", "{d}");
@@ -963,19 +959,7 @@ fn a_python_without_torch_ends_the_search_incomplete() {
             .any(|f| f.as_str().unwrap().starts_with("python.torch")),
         "{d}"
     );
-    let o = s
-        .command(
-            &[
-                "search",
-                "--python",
-                python.to_str().unwrap(),
-                "--script",
-                tree().join("dist/field-kit/battery.py").to_str().unwrap(),
-            ],
-            &[],
-        )
-        .output()
-        .unwrap();
+    let o = s.command(&args, &[]).output().unwrap();
     let out = text(&o.stdout);
     assert!(
         out.contains("incomplete: the environment cannot run the workload"),

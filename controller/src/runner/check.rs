@@ -394,6 +394,13 @@ impl CheckJson {
                         .into(),
                 );
             }
+            if self.torch.is_none() || !self.bypass {
+                return Some(
+                    "MIOpen bypass not shown: no Python process of the command imported torch \
+                     with rdna1ctl's check loaded"
+                        .into(),
+                );
+            }
             if let Some(l) = self
                 .on("cuda")
                 .into_iter()
@@ -541,11 +548,15 @@ mod tests {
         assert!(c.failure(true).unwrap().contains("ran on MIOpen"), "{c:?}");
         // Loaded, PyTorch's own kernels: bypassed.
         let mut r = base();
+        r[1]["bypass"] = json!(true);
         r.extend([
             layer(1, "Conv2d 3x3", "conv2d", "cuda:0"),
             backend(1, "PyTorch"),
         ]);
         assert_eq!(summarize(&r).failure(true), None);
+        // Loaded in a Python that never imported torch: nothing shows the bypass.
+        let c = summarize(&[json!({"event": "start", "pid": 7})]);
+        assert!(c.failure(true).unwrap().contains("not shown"), "{c:?}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::check::CheckJson;
 use super::gpu_work::{GpuWork, GpuWorkJson};
+use super::interpreter::Probe;
 use super::kmsg::Fault;
 use super::workload::{Failure, Record};
 
@@ -19,6 +20,33 @@ pub fn own_faults(faults: Vec<Fault>, gpu: &GpuWork) -> (Vec<Fault>, usize) {
         .into_iter()
         .partition(|f| f.pid.is_none_or(|p| gpu.is_command(p)));
     (own, other.len())
+}
+
+/// Why the environment cannot run the workload at all, from the interpreter's answer before the
+/// runs or what a run's own processes found: the check saw a failed `import torch` or a torch
+/// without HIP, or the battery stopped before its cases (`import`, `device`).
+pub fn environment_problem(
+    probe: Option<&Probe>,
+    check: Option<&CheckJson>,
+    battery: Option<&Value>,
+) -> Option<String> {
+    if let Some(p) = probe.and_then(Probe::problem) {
+        return Some(p);
+    }
+    if let Some(p) = check.and_then(CheckJson::environment_problem) {
+        return Some(p);
+    }
+    let b = battery?;
+    matches!(
+        b.get("stage").and_then(Value::as_str),
+        Some("import" | "device")
+    )
+    .then(|| {
+        b.get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("the battery could not start")
+            .to_owned()
+    })
 }
 
 /// Everything a run left to judge it by.
@@ -131,11 +159,40 @@ mod tests {
         assert!(judge(&e)
             .unwrap()
             .describe()
-            .contains("bypass not in effect"));
+            .contains("MIOpen bypass not shown"));
         let b = json!({"ok": false, "summary": "1 of 28 layer cases failed: BatchNorm2d ..."});
         let mut e = ev(&r, &g);
         e.battery = Some(&b);
         assert!(judge(&e).unwrap().describe().contains("BatchNorm2d"));
+    }
+
+    #[test]
+    fn a_broken_environment_is_found_by_the_probe_the_check_or_the_battery() {
+        assert_eq!(environment_problem(None, None, None), None);
+        let probe = Probe {
+            python: Some("/usr/bin/python3".into()),
+            error: Some("ModuleNotFoundError: No module named 'torch'".into()),
+            ..Probe::default()
+        };
+        assert!(environment_problem(Some(&probe), None, None)
+            .unwrap()
+            .contains("/usr/bin/python3 cannot import torch"));
+        // A shell script that runs Python: what its processes found.
+        let check = summarize(&[
+            json!({"event": "start", "pid": 1}),
+            json!({"event": "torch_missing", "pid": 1, "python": "/usr/bin/python3"}),
+        ]);
+        assert!(environment_problem(None, Some(&check), None)
+            .unwrap()
+            .contains("has no PyTorch"));
+        let b =
+            json!({"ok": false, "stage": "device", "error": "RuntimeError: PyTorch sees no GPU"});
+        assert!(environment_problem(None, None, Some(&b))
+            .unwrap()
+            .contains("sees no GPU"));
+        // A battery that got to its cases says nothing about the environment.
+        let b = json!({"ok": false, "stage": "done", "error": null});
+        assert_eq!(environment_problem(None, None, Some(&b)), None);
     }
 
     #[test]

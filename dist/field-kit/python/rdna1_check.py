@@ -411,56 +411,42 @@ class Checker:
             found = dict(zip([id(t) for t in live], got))
             return [found.get(id(t)) if t is not None else None for t in leaves]
 
-        def hook(grad_inputs, grad_outputs):
-            self.local.busy = True
-            try:
-                go = grad_outputs[0]
-                if go is None:
-                    return None
-                grads = _by_shape(grad_inputs, shapes)
-                if wrong is not None:
-                    grad_inputs = wrong(grad_inputs, grads)
-                    grads = _by_shape(grad_inputs, shapes)
-                gk = f64(go[:k])
-                if want_input and grads.get("input") is not None:
-                    (ref,) = grads_of(ry, [rx], gk)
-                    (bound,) = grads_of(by, [bx], gk.abs())
-                    self._result(ident, "input gradient", grads["input"][:k], ref, math,
-                                 bound=bound)
-                if grads.get("weight") is None:
-                    return grad_inputs if wrong is not None else None
-                note = None
-                if full is not None:
-                    (_, fw, fb), fy, (_, fbw, fbb), fby = full
-                    g = f64(go)
-                    ref = grads_of(fy, [fw, fb], g)
-                    bound = grads_of(fby, [fbw, fbb], g.abs())
-                    got = [grads["weight"], grads.get("bias")]
-                elif own_weight_grad:
-                    ref = grads_of(ry, [rw, rb], gk)
-                    bound = grads_of(by, [bw, bb], gk.abs())
-                    got = [grads["weight"], grads.get("bias")]
-                else:
-                    # The whole batch's reference would cost too much on the CPU: the same
-                    # op's weight gradient on the slice, re-run on the GPU, is checked instead.
-                    note = f"from a re-run on {k} of {n} samples"
-                    ref = grads_of(ry, [rw, rb], gk)
-                    bound = grads_of(by, [bw, bb], gk.abs())
-                    with torch.enable_grad():
-                        wk = w.detach().requires_grad_()
-                        bk = b.detach().requires_grad_() if b is not None else None
-                        yk = orig(x[:k].detach(), wk, bk, **rest)
-                        got = grads_of(yk, [wk, bk], go[:k])
-                self._result(ident, "weight gradient", got[0], ref[0], math, note, bound[0])
-                if got[1] is not None and ref[1] is not None:
-                    self._result(ident, "bias gradient", got[1], ref[1], math, note, bound[1])
-            except Exception as e:
-                self.sink.write({"event": "check_error", "id": ident, "error": _text(e)})
-            finally:
-                self.local.busy = False
-            return grad_inputs if wrong is not None else None
+        def compare(grads, go):
+            gk = f64(go[:k])
+            if want_input and grads.get("input") is not None:
+                (ref,) = grads_of(ry, [rx], gk)
+                (bound,) = grads_of(by, [bx], gk.abs())
+                self._result(ident, "input gradient", grads["input"][:k], ref, math,
+                             bound=bound)
+            if grads.get("weight") is None:
+                return
+            note = None
+            if full is not None:
+                (_, fw, fb), fy, (_, fbw, fbb), fby = full
+                g = f64(go)
+                ref = grads_of(fy, [fw, fb], g)
+                bound = grads_of(fby, [fbw, fbb], g.abs())
+                got = [grads["weight"], grads.get("bias")]
+            elif own_weight_grad:
+                ref = grads_of(ry, [rw, rb], gk)
+                bound = grads_of(by, [bw, bb], gk.abs())
+                got = [grads["weight"], grads.get("bias")]
+            else:
+                # The whole batch's reference would cost too much on the CPU: the same op's
+                # weight gradient on the slice, re-run on the GPU, is checked instead.
+                note = f"from a re-run on {k} of {n} samples"
+                ref = grads_of(ry, [rw, rb], gk)
+                bound = grads_of(by, [bw, bb], gk.abs())
+                with torch.enable_grad():
+                    wk = w.detach().requires_grad_()
+                    bk = b.detach().requires_grad_() if b is not None else None
+                    yk = orig(x[:k].detach(), wk, bk, **rest)
+                    got = grads_of(yk, [wk, bk], go[:k])
+            self._result(ident, "weight gradient", got[0], ref[0], math, note, bound[0])
+            if got[1] is not None and ref[1] is not None:
+                self._result(ident, "bias gradient", got[1], ref[1], math, note, bound[1])
 
-        fn.register_hook(hook)
+        self._hook(ident, fn, shapes, wrong, compare)
 
     def _check_bn(self, ident, rec, p, out, math, orig, fn):
         torch = self.torch
@@ -506,38 +492,47 @@ class Checker:
         shapes = {"input": x.shape, "weight": w.shape if w is not None else None,
                   "bias": b.shape if b is not None else None}
 
+        def compare(grads, go):
+            want = [("input gradient", rx, grads.get("input")),
+                    ("weight gradient", rw, grads.get("weight")),
+                    ("bias gradient", rb, grads.get("bias"))]
+            want = [(d, r, g) for d, r, g in want
+                    if r is not None and r.requires_grad and g is not None]
+            if not want:
+                return
+            g64 = go[:, :c].to("cpu", torch.float64)
+            ref = torch.autograd.grad(ry, [r for _, r, _ in want], g64)
+            ag = g64.abs()
+            agx = ag * xhat
+            bounds = {
+                "bias gradient": ag.sum(dim=dims),
+                "weight gradient": agx.sum(dim=dims),
+                "input gradient": aw / sigma * (
+                    ag + (ag.mean(dim=dims, keepdim=True)
+                          + xhat * agx.mean(dim=dims, keepdim=True) if training else 0.0)),
+            }
+            for (d, _, g), r in zip(want, ref):
+                self._result(ident, d, g[:, :c] if d == "input gradient" else g[:c], r,
+                             math, note, bounds[d])
+
+        self._hook(ident, fn, shapes, wrong, compare)
+
+    def _hook(self, ident, fn, shapes, wrong, compare):
+        """Registers on the op's own autograd node a hook that hands `compare` the node's
+        gradients, by what they are for (`shapes`), and its output's gradient. With `wrong`
+        (tests), the program gets those gradients made wrong, as from a faulty backend."""
+
         def hook(grad_inputs, grad_outputs):
             self.local.busy = True
             try:
                 go = grad_outputs[0]
-                if go is None:
-                    return None
-                grads = _by_shape(grad_inputs, shapes)
-                if wrong is not None:
-                    grad_inputs = wrong(grad_inputs, grads)
+                if go is not None:
                     grads = _by_shape(grad_inputs, shapes)
-                want = [("input gradient", rx, grads.get("input")),
-                        ("weight gradient", rw, grads.get("weight")),
-                        ("bias gradient", rb, grads.get("bias"))]
-                want = [(d, r, g) for d, r, g in want
-                        if r is not None and r.requires_grad and g is not None]
-                if not want:
-                    return grad_inputs if wrong is not None else None
-                g64 = go[:, :c].to("cpu", torch.float64)
-                ref = torch.autograd.grad(ry, [r for _, r, _ in want], g64)
-                ag = g64.abs()
-                agx = (ag * xhat)
-                bounds = {
-                    "bias gradient": ag.sum(dim=dims),
-                    "weight gradient": agx.sum(dim=dims),
-                    "input gradient": aw / sigma * (
-                        ag + (ag.mean(dim=dims, keepdim=True)
-                              + xhat * agx.mean(dim=dims, keepdim=True) if training else 0.0)),
-                }
-                for (d, _, g), r in zip(want, ref):
-                    self._result(ident, d, g[:, :c] if d == "input gradient" else g[:c], r,
-                                 math, note, bounds[d])
-            except Exception as e:
+                    if wrong is not None:
+                        grad_inputs = wrong(grad_inputs, grads)
+                        grads = _by_shape(grad_inputs, shapes)
+                    compare(grads, go)
+            except Exception as e:  # the check's own failure, never the program's
                 self.sink.write({"event": "check_error", "id": ident, "error": _text(e)})
             finally:
                 self.local.busy = False

@@ -39,7 +39,7 @@ use crate::runner::policy::Restore;
 use crate::runner::progress::Progress;
 use crate::runner::user::{self, Invoker, RunAs};
 use crate::runner::workload::EnvChanges;
-use crate::runner::{doctor_fix, script, Signals};
+use crate::runner::{doctor_fix, script, verdict, Signals};
 use crate::trace::tracefs::Tracefs;
 use crate::Ctx;
 use json::{ReportJson, RunJson, WorkloadJson};
@@ -326,28 +326,6 @@ fn run_outcome(r: &RunJson) -> Outcome {
     }
 }
 
-/// Why the environment cannot run the workload, from the interpreter's answer or what the
-/// run's own processes found (the check's records, the battery's early stop).
-fn environment_problem(probe: Option<&Probe>, run: &RunJson) -> Option<String> {
-    if let Some(p) = probe.and_then(Probe::problem) {
-        return Some(p);
-    }
-    if let Some(p) = run.check.as_ref().and_then(|c| c.environment_problem()) {
-        return Some(p);
-    }
-    let b = run.battery.as_ref()?;
-    matches!(
-        b.get("stage").and_then(serde_json::Value::as_str),
-        Some("import" | "device")
-    )
-    .then(|| {
-        b.get("error")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("the battery could not start")
-            .to_owned()
-    })
-}
-
 impl Experiment<'_> {
     fn run_as_owner(&self) -> Option<&RunAs> {
         Some(&self.run_as)
@@ -406,7 +384,13 @@ impl Experiment<'_> {
             // A Python that cannot run the workload fails the same way under every mode: the
             // experiment stops after off, and no verdict on MTYPE is drawn from it.
             let broken = (mode == Mode::Off && run.outcome == "fail")
-                .then(|| environment_problem(self.probe.as_ref(), &run))
+                .then(|| {
+                    verdict::environment_problem(
+                        self.probe.as_ref(),
+                        run.check.as_ref(),
+                        run.battery.as_ref(),
+                    )
+                })
                 .flatten();
             doc.runs.push(run);
             if interrupted {
@@ -566,33 +550,5 @@ mod tests {
             ..ok
         };
         assert_eq!(run_outcome(&run(never, None)), Outcome::NotRun);
-    }
-
-    #[test]
-    fn a_python_without_torch_stops_the_experiment_as_an_environment_problem() {
-        let failed = Failure {
-            exit_code: Some(1),
-            ..Default::default()
-        };
-        let rec = workload::Record {
-            exit_code: Some(1),
-            ..Default::default()
-        };
-        let probe = Probe {
-            python: Some("/usr/bin/python3".into()),
-            error: Some("ModuleNotFoundError: No module named 'torch'".into()),
-            ..Probe::default()
-        };
-        let r = run(rec.clone(), Some(failed.clone()));
-        assert!(environment_problem(Some(&probe), &r)
-            .unwrap()
-            .contains("cannot import torch"));
-        // Without the probe (a shell script that runs Python), the battery's own early stop.
-        let mut r = run(rec, Some(failed));
-        r.battery = Some(serde_json::json!({"ok": false, "stage": "import",
-            "error": "ModuleNotFoundError: No module named 'torch'"}));
-        assert!(environment_problem(None, &r)
-            .unwrap()
-            .contains("No module named 'torch'"));
     }
 }

@@ -34,11 +34,11 @@ use crate::runner::changes::CheckSetup;
 use crate::runner::document::WorkloadJson;
 use crate::runner::execute::{self, Setup};
 use crate::runner::interpreter::{self, Probe};
-use crate::runner::keep;
 use crate::runner::policy::Restore;
 use crate::runner::progress::Progress;
 use crate::runner::user::{self, RunAs};
 use crate::runner::{doctor_fix, script, Signals};
+use crate::runner::{keep, verdict};
 use crate::Ctx;
 use arms::{Arm, Situation};
 use json::{ArmJson, SearchJson};
@@ -339,7 +339,9 @@ impl Search<'_> {
             // At the baseline, a Python that cannot run the workload ends the search: every
             // other arm would fail the same way, and none of it would be a result.
             let broken = (runs == 1 && r.outcome == "fail")
-                .then(|| environment_problem(self.probe, &r))
+                .then(|| {
+                    verdict::environment_problem(self.probe, r.check.as_ref(), r.battery.as_ref())
+                })
                 .flatten();
             doc.arms.push(r);
             if interrupted {
@@ -393,28 +395,6 @@ impl Search<'_> {
             battery: run.battery,
         })
     }
-}
-
-/// Why the environment cannot run the workload, from the interpreter's answer or what the
-/// baseline's own processes found (the check's records, the battery's early stop).
-fn environment_problem(probe: Option<&Probe>, base: &ArmJson) -> Option<String> {
-    if let Some(p) = probe.and_then(Probe::problem) {
-        return Some(p);
-    }
-    if let Some(p) = base.check.as_ref().and_then(|c| c.environment_problem()) {
-        return Some(p);
-    }
-    let b = base.battery.as_ref()?;
-    matches!(
-        b.get("stage").and_then(serde_json::Value::as_str),
-        Some("import" | "device")
-    )
-    .then(|| {
-        b.get("error")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("the battery could not start")
-            .to_owned()
-    })
 }
 
 /// The winner's numbers in words: the battery's speed and cases, or the check's verdict on
@@ -643,26 +623,5 @@ mod tests {
             "{}",
             d.mtype_verdict
         );
-    }
-
-    #[test]
-    fn the_environment_problem_comes_from_the_probe_the_check_or_the_battery() {
-        let mut d = doc_with(&[("baseline", "fail", Some("exit 1"))]);
-        let base = d.arms.remove(0);
-        assert_eq!(environment_problem(None, &base), None);
-        let probe = Probe {
-            python: Some("/usr/bin/python3".into()),
-            error: Some("ModuleNotFoundError: No module named 'torch'".into()),
-            ..Probe::default()
-        };
-        assert!(environment_problem(Some(&probe), &base)
-            .unwrap()
-            .contains("cannot import torch"));
-        let mut b = base;
-        b.battery = Some(serde_json::json!({"ok": false, "stage": "device",
-            "error": "RuntimeError: PyTorch sees no GPU"}));
-        assert!(environment_problem(None, &b)
-            .unwrap()
-            .contains("sees no GPU"));
     }
 }
