@@ -3,10 +3,11 @@
 # instructions and scripts that name it, e.g. tests/hardware).
 #   sudo -E dist/field-kit/field-kit.sh [REPORT.json]
 # Runs `rdna1ctl report`: doctor and status, then the workload under mode off, audit and
-# enforce with verify, the module's events and the kernel log's GPU faults around each run,
-# as the user who ran sudo; one JSON file and a summary. See docs/CLI.md (report).
-# Environment: RDNA1CTL (rdna1ctl), WORKLOAD (a shell command line run instead of conv2d.py
-# beside this script), RDNA1CTL_ROOT (rdna1ctl's fake-root override, for tests).
+# enforce with verify, the module's events, the kernel log's GPU faults, KFD's proof of GPU work
+# and the numbers checked around each run, as the user who ran sudo; one JSON file and a
+# summary. See docs/CLI.md (report).
+# Environment: RDNA1CTL (rdna1ctl), WORKLOAD (a shell command line run instead of the layer
+# battery beside this script), RDNA1CTL_ROOT (rdna1ctl's fake-root override, for tests).
 # Exit: rdna1ctl report's (0 the three runs recorded, 4 not root, 5 module not loaded, ...).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,4 +16,4 @@ out=${1:-}
 if [ -n "${WORKLOAD:-}" ]; then
 	exec "$RDNA1CTL" report ${out:+--output "$out"} -- sh -c "$WORKLOAD"
 fi
-exec "$RDNA1CTL" report ${out:+--output "$out"} --script "$here/conv2d.py"
+exec "$RDNA1CTL" report ${out:+--output "$out"} --script "$here/battery.py"

@@ -57,4 +57,12 @@ rc=0
 set -- "$tmp"/rdna1-report-*.json
 [ -s "$1" ] || die "field-kit.sh wrote no rdna1-report-DATE.json: $(ls "$tmp")"
 check "$1" "$tmp/out2"
+# Without WORKLOAD, the wrapper names the battery beside it: a script that is not there would be
+# refused first (exit 2), before the missing module (5).
+rc=0
+(cd "$tmp" && RDNA1CTL=$bin RDNA1CTL_ROOT=$fixture sh "$top/dist/field-kit/field-kit.sh" \
+	"$tmp/default.json") >"$tmp/out3" 2>&1 || rc=$?
+[ "$rc" = 5 ] || die "field-kit.sh without WORKLOAD: exit $rc, want 5: $(cat "$tmp/out3")"
+grep -q '"argv":\["python3","[^"]*/dist/field-kit/battery.py"\]' "$tmp/default.json" ||
+	die "field-kit.sh without WORKLOAD does not run the battery: $(head -c 600 "$tmp/default.json")"
 echo "field kit (fixture): exit 5, report with doctor/status and the reason, workload not run" >&2
