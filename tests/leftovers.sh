@@ -3,19 +3,24 @@
 # its cache and temporary directories. `snapshot` lists every path of the root file system
 # (after the host set-up, which installs packages); `check` lists them again and fails naming
 # each new one (the top-most new directory of a new tree), so that no test can come to lean on
-# what an earlier run left (a test once passed only because an old rdna1ctl had created
+# what an earlier run left (as a test that passed only where an old rdna1ctl had made
 # /nonexistent/.cache/... as root).
-# Not listed: the clone and $RDNA1_CACHE; /tmp and /var/tmp (temporary by their nature: a
-# test's own files there are its own); /proc, /sys, /dev, /run (not files); cargo's download
-# cache ($CARGO_HOME/registry and git: cargo fetches what Cargo.lock names and checks it, and
-# refetches what is missing); /var/log (the system's own logs).
+# Not listed: the clone and $RDNA1_CACHE; the directory the clone sits in, unless that is / or
+# $HOME (other checkouts beside it change by hand while a run goes on, not by its tests); /tmp
+# and /var/tmp (temporary by their nature: a test's own files there are its own); /proc, /sys,
+# /dev, /run (not files); cargo's download cache ($CARGO_HOME/registry and git: cargo fetches
+# what Cargo.lock names, checks it, and fetches again what is missing); /var/log (the system's
+# own logs). Only the root file system is listed (-xdev).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/kernel/env.sh"
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 list() {
 	local p prune=()
-	for p in /proc /sys /dev /run /tmp /var/tmp /var/log "$top" "$RDNA1_CACHE" \
+	local beside
+	beside=$(dirname "$top")
+	case $beside in / | "$HOME" | "$(realpath "$HOME")") beside=$top ;; esac
+	for p in /proc /sys /dev /run /tmp /var/tmp /var/log "$beside" "$RDNA1_CACHE" \
 		"$cargo_home/registry" "$cargo_home/git"; do
 		[ -e "$p" ] || continue
 		prune+=(-path "$(realpath "$p")" -o)

@@ -22,10 +22,11 @@ use crate::exit::{coded, Code};
 use crate::module::{control, params};
 use crate::runner::changes::{Changes, CheckSetup, Prepared};
 use crate::runner::check;
+use crate::runner::interpreter::Resolved;
 use crate::runner::policy::Restore;
 use crate::runner::user::{self, RunAs};
 use crate::runner::workload::EnvChanges;
-use crate::runner::{exec_as, interpreter, keep, script};
+use crate::runner::{exec_as, keep, script};
 use crate::Ctx;
 
 /// The variables of a kept file that name directories MIOpen writes.
@@ -97,16 +98,11 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
         std::env::var_os("PYTHONPATH"),
         check.as_ref(),
     )?;
-    let path = std::env::var_os("PATH");
-    let activated = interpreter::activated(path.as_deref(), |v| std::env::var_os(v));
-    let (argv, mut env) = interpreter::resolve(&args.command, activated.as_ref(), path.as_deref());
-    if let Some(a) = &activated {
-        eprintln!(
-            "rdna1ctl run: {} is not on PATH (sudo resets PATH): using {}",
-            a.from,
-            a.bin.display()
-        );
+    let resolved = Resolved::of(&args.command);
+    if let Some(n) = resolved.note() {
+        eprintln!("rdna1ctl run: {n}");
     }
+    let Resolved { argv, mut env, .. } = resolved;
     env.set.extend(
         kept.set
             .iter()

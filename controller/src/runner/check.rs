@@ -15,9 +15,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-/// At most this many bytes of each process's file, and this many files.
+/// At most this many bytes of each process's file, this many files, and this many bytes in all
+/// (root reads what the user's processes wrote, while the module's mode is the run's).
 const FILE_MAX: u64 = 4 << 20;
 const FILES_MAX: usize = 256;
+const TOTAL_MAX: u64 = 16 << 20;
 /// Layers kept in a run's document (the verdict counts them all).
 const LAYERS_KEPT: usize = 200;
 
@@ -63,6 +65,10 @@ pub struct LayerJson {
     /// Whether its numbers were checked (on the GPU, with the numerics on).
     pub checked: bool,
     pub results: Vec<DirectionJson>,
+    /// Whether the call had an autograd node: its gradients were to be checked at backward.
+    pub backward: bool,
+    /// Why a direction was not judged (an overflow in the type, a loss scaler's step).
+    pub skipped: Vec<String>,
     /// The check's own failure on this layer, if it failed.
     pub error: Option<String>,
     /// The process that made the call.
@@ -83,9 +89,13 @@ pub struct CheckJson {
     /// Whether the processes were asked to check numbers and to bypass MIOpen.
     pub numerics: bool,
     pub bypass: bool,
-    /// Distinct calls seen (all of them; `layers` keeps the first 200).
+    /// Distinct calls seen (all of them; `layers` keeps 200, those with a wrong result first).
     pub layer_count: u32,
     pub layers: Vec<LayerJson>,
+    /// Every layer, which the verdict and `failure` read.
+    #[serde(skip)]
+    #[schemars(skip)]
+    all: Vec<LayerJson>,
     /// A layer whose checks never came: where a process stopped (died) in it.
     pub unfinished: Option<String>,
     /// The check's own failures (it never stops the program).
@@ -111,7 +121,11 @@ pub fn read_dir(dir: &Path) -> Vec<Value> {
     names.sort();
     names.truncate(FILES_MAX);
     let mut out = Vec::new();
+    let mut left = TOTAL_MAX;
     for p in names {
+        if left == 0 {
+            break;
+        }
         let Ok(f) = std::fs::File::options()
             .read(true)
             .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
@@ -122,11 +136,13 @@ pub fn read_dir(dir: &Path) -> Vec<Value> {
         if !f.metadata().is_ok_and(|m| m.is_file()) {
             continue;
         }
-        let mut text = String::new();
-        if f.take(FILE_MAX).read_to_string(&mut text).is_err() {
-            // Not UTF-8 to its end: what parses still counts.
-            text = String::new();
+        let mut bytes = Vec::new();
+        if f.take(FILE_MAX.min(left)).read_to_end(&mut bytes).is_err() {
+            continue;
         }
+        left -= bytes.len() as u64;
+        // A line that is not UTF-8 or not JSON is skipped; the others still count.
+        let text = String::from_utf8_lossy(&bytes);
         out.extend(
             text.lines()
                 .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -188,9 +204,24 @@ pub fn summarize(records: &[Value]) -> CheckJson {
                     backend_detail: None,
                     checked: r.get("checked").and_then(Value::as_bool) == Some(true),
                     results: Vec::new(),
+                    backward: false,
+                    skipped: Vec::new(),
                     error: None,
                     pid: pid as u32,
                 };
+                // Checked again (its backward could not be judged the first time): this
+                // record stands for the layer.
+                if let Some(old) = r.get("again_for").and_then(Value::as_u64)
+                    && let Some(prev) = layers.remove(&(pid, old))
+                {
+                    order.retain(|k| *k != (pid, old));
+                    returned.remove(&(pid, old));
+                    let mut l = l;
+                    l.skipped = prev.skipped;
+                    layers.insert((pid, id), l);
+                    order.push((pid, id));
+                    continue;
+                }
                 if layers.insert((pid, id), l).is_none() {
                     order.push((pid, id));
                 }
@@ -200,6 +231,15 @@ pub fn summarize(records: &[Value]) -> CheckJson {
                 if let Some(l) = layers.get_mut(&(pid, id)) {
                     l.backend = s(r, "family");
                     l.backend_detail = s(r, "backend");
+                    l.backward = r.get("backward").and_then(Value::as_bool) == Some(true);
+                }
+            }
+            "skipped" => {
+                if let Some(l) = layers.get_mut(&(pid, id))
+                    && let Some(why) = s(r, "why")
+                    && l.skipped.len() < 4
+                {
+                    l.skipped.push(why);
                 }
             }
             "result" => {
@@ -244,11 +284,14 @@ pub fn summarize(records: &[Value]) -> CheckJson {
         })
         .map(|(_, l)| describe(l));
     c.layer_count = order.len() as u32;
-    c.layers = order
+    c.all = order
         .into_iter()
         .filter_map(|k| layers.remove(&k))
-        .take(LAYERS_KEPT)
         .collect();
+    // The document keeps the layers with a wrong result first.
+    let mut kept: Vec<&LayerJson> = c.all.iter().collect();
+    kept.sort_by_key(|l| l.results.iter().all(|r| r.ok));
+    c.layers = kept.into_iter().take(LAYERS_KEPT).cloned().collect();
     c.verdict = c.sentence();
     c
 }
@@ -277,7 +320,7 @@ impl CheckJson {
     /// The first wrong result: `Conv2d 1x1 (float32): weight gradient off by 1.0e-2 of its
     /// largest value (RMS 3.0e-3; tolerances 1.0e-3 and 1.0e-4)`.
     fn wrong(&self) -> Vec<String> {
-        self.layers
+        self.all
             .iter()
             .flat_map(|l| {
                 l.results.iter().filter(|r| !r.ok).map(move |r| {
@@ -297,7 +340,7 @@ impl CheckJson {
     }
 
     fn on(&self, device: &str) -> Vec<&LayerJson> {
-        self.layers
+        self.all
             .iter()
             .filter(|l| l.device.split(':').next() == Some(device))
             .collect()
@@ -333,7 +376,7 @@ impl CheckJson {
         if self.torch.is_none() {
             return "torch was never imported".into();
         }
-        if self.layers.is_empty() {
+        if self.all.is_empty() {
             return "no convolution or batch norm was called".into();
         }
         let wrong = self.wrong();
@@ -356,12 +399,28 @@ impl CheckJson {
         backends.sort_unstable();
         backends.dedup();
         let checked = gpu.iter().filter(|l| l.checked).count();
-        let how = if checked == gpu.len() && gpu.iter().all(|l| !l.results.is_empty()) {
-            " and were right against float64"
-        } else if checked > 0 {
-            " (those checked were right against float64)"
+        // A layer whose call had an autograd node but whose gradients never came (no
+        // backward seen) was checked forward only: the sentence says so.
+        let forward_only = gpu
+            .iter()
+            .filter(|l| {
+                l.checked && l.backward && !l.results.iter().any(|r| r.direction != "forward")
+            })
+            .count();
+        let how = if checked == 0 {
+            " (numbers not checked)".to_owned()
+        } else if checked == gpu.len()
+            && forward_only == 0
+            && gpu.iter().all(|l| !l.results.is_empty())
+        {
+            " and were right against float64".to_owned()
+        } else if forward_only > 0 {
+            format!(
+                " (those checked were right against float64; {forward_only} forward only: no \
+                 backward pass of theirs was seen)"
+            )
         } else {
-            " (numbers not checked)"
+            " (those checked were right against float64)".to_owned()
         };
         let cpu_too = if cpu.is_empty() {
             String::new()
@@ -401,9 +460,9 @@ impl CheckJson {
                         .into(),
                 );
             }
-            if let Some(l) = self
-                .on("cuda")
-                .into_iter()
+            let gpu = self.on("cuda");
+            if let Some(l) = gpu
+                .iter()
                 .find(|l| matches!(l.backend.as_deref(), Some("MIOpen" | "cuDNN")))
             {
                 return Some(format!(
@@ -413,8 +472,15 @@ impl CheckJson {
                     l.backend.as_deref().unwrap_or("?")
                 ));
             }
+            if !gpu.iter().any(|l| l.backend.as_deref() == Some("PyTorch")) {
+                return Some(
+                    "MIOpen bypass not shown: no convolution or batch norm of the command was \
+                     seen on the GPU with PyTorch's own kernels"
+                        .into(),
+                );
+            }
         }
-        if !self.layers.is_empty() && self.on("cuda").is_empty() {
+        if !self.all.is_empty() && self.on("cuda").is_empty() {
             return Some(format!(
                 "ran on the CPU: your network's {}, none on the GPU",
                 Self::counts(&self.on("cpu"))
@@ -432,16 +498,11 @@ impl CheckJson {
                 .map(|py| format!("{py} has no PyTorch (import torch fails)"));
         }
         if self.hip.is_none() {
-            return Some(match &self.cuda {
-                Some(cu) => format!(
-                    "the PyTorch imported ({}) is a CUDA build (CUDA {cu}), not ROCm",
-                    self.torch.as_deref().unwrap_or("?")
-                ),
-                None => format!(
-                    "the PyTorch imported ({}) is a CPU-only build, not ROCm",
-                    self.torch.as_deref().unwrap_or("?")
-                ),
-            });
+            return Some(super::interpreter::not_rocm(
+                "the command's Python",
+                self.torch.as_deref().unwrap_or("?"),
+                self.cuda.as_deref(),
+            ));
         }
         None
     }

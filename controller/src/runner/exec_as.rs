@@ -131,7 +131,10 @@ pub fn exec_from_env() -> Option<u8> {
         return fail(format!("{shown} as uid {uid}: {e}"));
     }
     if let Err(e) = make_dirs(&changes.mkdir) {
-        return fail(format!("{shown} as uid {uid}: {e}"));
+        return fail(format!(
+            "{shown} as uid {uid}: {e} (a directory the kept configuration names: edit it to one \
+             this user can write)"
+        ));
     }
     let mut cmd = Command::new(prog);
     cmd.args(args).env_remove(ENV).env_remove(ENV_CHANGES);

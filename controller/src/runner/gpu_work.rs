@@ -4,6 +4,8 @@
 //! so the directory is sampled while the command runs and the entries of the command's
 //! processes (the command and its descendants, by /proc's parent links) are kept. A run none
 //! of whose processes appeared there did no ROCm work: a CPU fallback, whatever it printed.
+//! amdkfd names the entries by the host's pids; rdna1ctl in a PID namespace of its own (a
+//! container) cannot match them to the command's, and then says so rather than judge.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -22,12 +24,15 @@ pub struct GpuWorkJson {
     pub samples: u32,
     /// Why KFD could not be read (no amdgpu with KFD, no such directory), if it could not.
     pub error: Option<String>,
+    /// Why GPU work can be neither proven nor ruled out here (rdna1ctl in a PID namespace),
+    /// if it cannot: then the run is judged without it.
+    pub unproven: Option<String>,
 }
 
 impl GpuWorkJson {
     /// Why the run is no proof of GPU work, if it is not.
     pub fn missing(&self) -> Option<String> {
-        if !self.kfd_processes.is_empty() {
+        if !self.kfd_processes.is_empty() || self.unproven.is_some() {
             return None;
         }
         Some(match &self.error {
@@ -49,6 +54,7 @@ pub struct GpuWork {
     others: BTreeSet<u32>,
     samples: u32,
     error: Option<String>,
+    unproven: Option<String>,
 }
 
 impl GpuWork {
@@ -57,12 +63,17 @@ impl GpuWork {
     pub fn new(kfd_proc: PathBuf, proc_dir: PathBuf) -> GpuWork {
         GpuWork {
             dir: kfd_proc,
-            proc_dir,
             root_pid: None,
             seen: BTreeSet::new(),
             others: BTreeSet::new(),
             samples: 0,
             error: None,
+            unproven: in_pid_namespace(&proc_dir).then(|| {
+                "rdna1ctl runs in a PID namespace of its own (a container): KFD names processes \
+                 by the host's pids, which cannot be matched to the command's here"
+                    .to_owned()
+            }),
+            proc_dir,
         }
     }
 
@@ -104,9 +115,15 @@ impl GpuWork {
         }
     }
 
-    /// Whether `pid` is one of the command's processes seen in KFD, or the command itself.
-    pub fn is_command(&self, pid: u32) -> bool {
-        self.seen.contains(&pid) || self.root_pid == Some(pid)
+    /// Whether a fault that named `pid` is the command's: a process KFD saw for it, or the
+    /// command itself; one KFD saw for another program is not; and one never seen (a short-lived
+    /// process between two samples) is counted, unless it is still running (another program's:
+    /// the command's processes are gone when this is asked).
+    pub fn fault_is_commands(&self, pid: u32) -> bool {
+        if self.seen.contains(&pid) || self.root_pid == Some(pid) {
+            return true;
+        }
+        !self.others.contains(&pid) && !self.proc_dir.join(pid.to_string()).exists()
     }
 
     pub fn json(&self) -> GpuWorkJson {
@@ -118,8 +135,22 @@ impl GpuWork {
             } else {
                 None
             },
+            unproven: self.unproven.clone(),
         }
     }
+}
+
+/// Whether this process lives in a PID namespace below the initial one (`NSpid:` in its
+/// status lists more than one pid).
+fn in_pid_namespace(proc_dir: &Path) -> bool {
+    std::fs::read_to_string(proc_dir.join("self/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .map(|v| v.split_whitespace().count() > 1)
+        })
+        .unwrap_or(false)
 }
 
 /// The parent pid in `/proc/PID/stat` (the field after the parenthesised name, which may
@@ -189,7 +220,12 @@ mod tests {
         g.sample();
         assert_eq!(g.json().kfd_processes, [102]);
         assert!(g.json().missing().is_none());
-        assert!(g.is_command(102) && g.is_command(100) && !g.is_command(200));
+        // 200 is another program's; 300 was never seen and is gone (a short-lived process of
+        // the run); 101 was never seen in KFD and is still running: another program's, as far
+        // as can be told once the command has ended (its processes are gone by then).
+        assert!(g.fault_is_commands(102) && g.fault_is_commands(100));
+        assert!(!g.fault_is_commands(200) && g.fault_is_commands(300));
+        assert!(!g.fault_is_commands(101));
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -204,6 +240,29 @@ mod tests {
             "{j:?}"
         );
         assert!(j.missing().unwrap().contains("no GPU work could be seen"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn in_a_pid_namespace_nothing_is_judged_from_kfd() {
+        let d = tmp("ns");
+        std::fs::create_dir_all(d.join("proc/self")).unwrap();
+        std::fs::write(
+            d.join("proc/self/status"),
+            "Name:\trdna1ctl\nNSpid:\t4242\t7\n",
+        )
+        .unwrap();
+        let mut g = GpuWork::new(d.join("kfd"), d.join("proc"));
+        g.start(7);
+        let j = g.json();
+        assert!(
+            j.unproven.as_deref().unwrap().contains("PID namespace"),
+            "{j:?}"
+        );
+        assert_eq!(j.missing(), None);
+        std::fs::write(d.join("proc/self/status"), "NSpid:\t4242\n").unwrap();
+        let g = GpuWork::new(d.join("kfd"), d.join("proc"));
+        assert!(g.json().unproven.is_none());
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

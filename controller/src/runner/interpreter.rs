@@ -53,6 +53,14 @@ pub struct Activated {
     pub bin: PathBuf,
 }
 
+/// `PYTHON's torch VERSION is a CUDA build (CUDA 13.0), not ROCm` (or a CPU-only build).
+pub fn not_rocm(python: &str, torch: &str, cuda: Option<&str>) -> String {
+    match cuda {
+        Some(c) => format!("{python}'s torch {torch} is a CUDA build (CUDA {c}), not ROCm"),
+        None => format!("{python}'s torch {torch} is a CPU-only build, not ROCm"),
+    }
+}
+
 /// Whether `argv0` runs Python (`python`, `python3`, `python3.12`, a path to one).
 pub fn is_python(argv0: &OsStr) -> bool {
     let name = Path::new(argv0)
@@ -82,6 +90,39 @@ pub fn activated(
             bin,
         })
     })
+}
+
+/// The command as it will run: its argv with the environment's Python, the change to its
+/// environment (PATH), and the environment put first on PATH, if one was.
+pub struct Resolved {
+    pub argv: Vec<OsString>,
+    pub env: EnvChanges,
+    pub activated: Option<Activated>,
+}
+
+impl Resolved {
+    /// `given` as this process's environment (PATH, VIRTUAL_ENV, CONDA_PREFIX) makes it run.
+    pub fn of(given: &[OsString]) -> Resolved {
+        let path = std::env::var_os("PATH");
+        let activated = activated(path.as_deref(), |v| std::env::var_os(v));
+        let (argv, env) = resolve(given, activated.as_ref(), path.as_deref());
+        Resolved {
+            argv,
+            env,
+            activated,
+        }
+    }
+
+    /// `VIRTUAL_ENV is not on PATH (sudo resets PATH): using /home/u/venv/bin`, if it was not.
+    pub fn note(&self) -> Option<String> {
+        self.activated.as_ref().map(|a| {
+            format!(
+                "{} is not on PATH (sudo resets PATH): using {}",
+                a.from,
+                a.bin.display()
+            )
+        })
+    }
 }
 
 /// The command with its environment's Python: a bare Python name in `argv[0]` taken from the
@@ -239,10 +280,7 @@ impl Probe {
         let py = self.python.as_deref().unwrap_or("the interpreter");
         let torch = self.torch.as_deref().unwrap_or("?");
         if self.hip.is_none() {
-            return Some(match &self.cuda {
-                Some(c) => format!("{py}'s torch {torch} is a CUDA build (CUDA {c}), not ROCm"),
-                None => format!("{py}'s torch {torch} is a CPU-only build, not ROCm"),
-            });
+            return Some(not_rocm(py, torch, self.cuda.as_deref()));
         }
         if self.gpus.is_empty() {
             return Some(format!(

@@ -12,13 +12,12 @@ use super::interpreter::Probe;
 use super::kmsg::Fault;
 use super::workload::{Failure, Record};
 
-/// The faults of the command's own processes, and how many were another process's: a fault
-/// that names a process is the command's if that process is (one KFD saw for the command, or
-/// the command itself); one that names none may be anyone's and is counted.
+/// The faults of the command's own processes, and how many were another process's
+/// (GpuWork::fault_is_commands); one that names no process may be anyone's and is counted.
 pub fn own_faults(faults: Vec<Fault>, gpu: &GpuWork) -> (Vec<Fault>, usize) {
     let (own, other): (Vec<Fault>, Vec<Fault>) = faults
         .into_iter()
-        .partition(|f| f.pid.is_none_or(|p| gpu.is_command(p)));
+        .partition(|f| f.pid.is_none_or(|p| gpu.fault_is_commands(p)));
     (own, other.len())
 }
 
@@ -117,6 +116,7 @@ mod tests {
             kfd_processes: vec![42],
             samples: 3,
             error: None,
+            unproven: None,
         }
     }
 

@@ -153,6 +153,7 @@ class Checker:
         # purpose, as a faulty backend would (RDNA1_CHECK_TEST_WRONG; tests only).
         self.inject = inject
         self.seen = {}
+        self.next_id = 1
         self.lock = threading.Lock()
         self.local = threading.local()
         self.originals = {}
@@ -171,6 +172,10 @@ class Checker:
         self.cudnn_enabled = getattr(torch._C, "_get_cudnn_enabled",
                                      lambda: torch.backends.cudnn.enabled)
         self.amp_state = _amp_state_function(torch)
+        inference = getattr(torch, "is_inference_mode_enabled", lambda: False)
+        grad = torch.is_grad_enabled
+        self.grad_mode = lambda: (grad(), inference())
+        self.pending = {}
 
         if self.bypass:
             torch.backends.cudnn.enabled = False
@@ -196,13 +201,15 @@ class Checker:
         key_of = self._fast_key
 
         def wrapper(*args, **kwargs):
-            if getattr(local, "busy", False) or compiling():
+            # Under torch.compile (traced, not run) the wrapper steps aside first of all.
+            if compiling() or getattr(local, "busy", False):
                 return orig(*args, **kwargs)
             try:
                 key = key_of(op, args, kwargs)
-            except Exception:  # never break the program
+                new = key not in seen
+            except Exception:  # an argument that cannot be a key: never break the program
                 return orig(*args, **kwargs)
-            if key in seen:
+            if not new:
                 return orig(*args, **kwargs)
             return checker._first_call(op, orig, key, args, kwargs)
 
@@ -215,9 +222,11 @@ class Checker:
     def _fast_key(self, op, args, kwargs):
         """What makes a call distinct, cheaply (every call computes it, a few microseconds):
         the arguments with tensors as shape, dtype, device, whether they need gradients and
-        are contiguous; the cudnn flag and autocast's state."""
+        are contiguous; the cudnn flag, autocast's state and the grad and inference modes."""
         tensor = self.tensor
-        key = [op, self.cudnn_enabled(), self.amp_state()]
+        # A layer first met under no_grad (a validation pass before training) is met again
+        # with gradients as another call: its backward is checked then.
+        key = [op, self.cudnn_enabled(), self.amp_state(), self.grad_mode()]
         for a in args:
             if isinstance(a, tensor):
                 key.append((a.shape, a.dtype, a.device, a.requires_grad, a.is_contiguous()))
@@ -259,45 +268,74 @@ class Checker:
         return info
 
     def _first_call(self, op, orig, key, args, kwargs):
-        with self.lock:
-            ident = None
-            if key not in self.seen:
-                ident = len(self.seen) + 1 if len(self.seen) < MAX_LAYERS else 0
-                self.seen[key] = ident
-        if not ident:
-            if ident == 0 and not self.overflow:
-                self.overflow = True
-                self.sink.write({"event": "overflow", "max_layers": MAX_LAYERS})
+        try:
+            prepared = self._announce(op, key, args, kwargs)
+        except Exception as e:  # the check's own failure, never the program's
+            self.sink.write({"event": "check_error", "id": None, "error": _text(e)})
+            prepared = None
+        if prepared is None:
             return orig(*args, **kwargs)
-        params = _bind(op, args, kwargs)
-        x = params["input"]
-        if not isinstance(x, self.torch.Tensor):
-            return orig(*args, **kwargs)
-        info = self._info(op, params)
-        rec = dict(info, event="layer", id=ident, kind=_kind(op, info),
-                   device_name=self._device_name(x.device))
-        w = params.get("weight")
-        # An unbatched convolution (C, H, W) is left unchecked: its slices are not samples.
-        batched = op == "batch_norm" or (isinstance(w, self.torch.Tensor) and x.dim() == w.dim())
-        checking = self.numerics and batched and (x.device.type == "cuda" or self.self_test_cpu)
-        rec["checked"] = checking
-        # Written before the call: if the process dies in it, this is the layer it died in.
-        self.sink.write(rec)
+        ident, rec, params, checking = prepared
         raw = orig(*args, **kwargs)
         out = self._injected(rec, "output", raw)
         self.local.busy = True
         try:
+            x = params["input"]
             backend = self._backend(op, params, raw)
             self.sink.write({"event": "backend", "id": ident, "backend": backend,
-                             "family": backend_family(backend, x.device.type)})
+                             "family": backend_family(backend, x.device.type),
+                             "backward": getattr(raw, "grad_fn", None) is not None})
             if checking:
                 # The program's output as it gets it; the gradients at the op's own node.
-                self._check_forward(ident, op, rec, params, out, getattr(raw, "grad_fn", None))
+                self._check_forward(ident, key, op, rec, params, out,
+                                    getattr(raw, "grad_fn", None))
         except Exception as e:  # the check's own failure, never the program's
             self.sink.write({"event": "check_error", "id": ident, "error": _text(e)})
         finally:
             self.local.busy = False
         return out
+
+    def _announce(self, op, key, args, kwargs):
+        """Claims `key` and writes its layer record before the call (if the process dies in
+        it, this is the layer it died in): (id, record, arguments by name, checking), or None
+        for a call to leave alone."""
+        with self.lock:
+            if key in self.seen:
+                return None
+            again = self.pending.pop(key, None)
+            ident = self.next_id if self.next_id <= MAX_LAYERS else 0
+            self.seen[key] = ident
+            self.next_id += 1
+        if not ident:
+            if not self.overflow:
+                self.overflow = True
+                self.sink.write({"event": "overflow", "max_layers": MAX_LAYERS})
+            return None
+        params = _bind(op, args, kwargs)
+        x = params["input"]
+        if not isinstance(x, self.torch.Tensor):
+            return None
+        info = self._info(op, params)
+        rec = dict(info, event="layer", id=ident, kind=_kind(op, info),
+                   device_name=self._device_name(x.device))
+        if again is not None:
+            rec["again_for"] = again
+        w = params.get("weight")
+        # An unbatched convolution (C, H, W) is left unchecked: its slices are not samples.
+        batched = op == "batch_norm" or (isinstance(w, self.torch.Tensor) and x.dim() == w.dim())
+        checking = self.numerics and batched and (x.device.type == "cuda" or self.self_test_cpu)
+        rec["checked"] = checking
+        self.sink.write(rec)
+        return ident, rec, params, checking
+
+    def _again(self, ident, key, why):
+        """The backward of layer `ident` could not be judged this time (`why`): its next call is
+        checked as a new one (its record says `again_for`)."""
+        self.sink.write({"event": "skipped", "id": ident, "why": why})
+        with self.lock:
+            if self.seen.get(key) == ident:
+                del self.seen[key]
+                self.pending[key] = ident
 
     def _device_name(self, device):
         if device.type != "cuda":
@@ -330,10 +368,12 @@ class Checker:
         bs = b.to(dt) if b is not None else None
         transposed = op.startswith("conv_transpose")
         n = x.dim() - 2
-        padding = p.get("padding", 0)
-        if isinstance(padding, str):
-            return None
         tup = lambda v: list(v) if isinstance(v, (list, tuple)) else [v] * n  # noqa: E731
+        padding = p.get("padding", 0)
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":  # the selection does not depend on the exact split
+            padding = [d * (k - 1) // 2 for d, k in zip(tup(p.get("dilation", 1)), w.shape[2:])]
         res = select(xs, ws, bs, tup(p.get("stride", 1)), tup(padding), tup(p.get("dilation", 1)),
                      transposed, tup(p.get("output_padding", 0)), p.get("groups", 1))
         return getattr(res, "name", str(res).split(".")[-1])
@@ -361,6 +401,14 @@ class Checker:
         return name
 
     def _result(self, ident, direction, got, ref, math, note=None, bound=None):
+        torch = self.torch
+        if (got.dtype.is_floating_point and not bool(torch.isfinite(got).all())
+                and ref.abs().max().item() > torch.finfo(got.dtype).max):
+            # The exact result is beyond the type's range: an overflow of the network's own
+            # numbers in that type, which no backend could have got right.
+            self.sink.write({"event": "skipped", "id": ident, "direction": direction,
+                             "why": f"the exact result exceeds {got.dtype}'s range"})
+            return
         rms, mx = errors(got, ref, bound)
         tol_rms, tol_max = TOLERANCES.get(math, TOLERANCES["float32"])
         rec = {"event": "result", "id": ident, "direction": direction, "math": math,
@@ -370,12 +418,12 @@ class Checker:
             rec["note"] = note
         self.sink.write(rec)
 
-    def _check_forward(self, ident, op, rec, p, out, fn):
+    def _check_forward(self, ident, key, op, rec, p, out, fn):
         torch = self.torch
         orig = self.originals[op]
         math = self._math(out, p["input"].device.type)
         if op == "batch_norm":
-            return self._check_bn(ident, rec, p, out, math, orig, fn)
+            return self._check_bn(ident, key, rec, p, out, math, orig, fn)
         x = self._effective(p["input"], out.dtype)
         w = self._effective(p["weight"], out.dtype)
         b = self._effective(p.get("bias"), out.dtype)
@@ -446,9 +494,9 @@ class Checker:
             if got[1] is not None and ref[1] is not None:
                 self._result(ident, "bias gradient", got[1], ref[1], math, note, bound[1])
 
-        self._hook(ident, fn, shapes, wrong, compare)
+        self._hook(ident, key, fn, shapes, wrong, compare)
 
-    def _check_bn(self, ident, rec, p, out, math, orig, fn):
+    def _check_bn(self, ident, key, rec, p, out, math, orig, fn):
         torch = self.torch
         x = p["input"].detach()
         w, b = p.get("weight"), p.get("bias")
@@ -515,23 +563,29 @@ class Checker:
                 self._result(ident, d, g[:, :c] if d == "input gradient" else g[:c], r,
                              math, note, bounds[d])
 
-        self._hook(ident, fn, shapes, wrong, compare)
+        self._hook(ident, key, fn, shapes, wrong, compare)
 
-    def _hook(self, ident, fn, shapes, wrong, compare):
+    def _hook(self, ident, key, fn, shapes, wrong, compare):
         """Registers on the op's own autograd node a hook that hands `compare` the node's
-        gradients, by what they are for (`shapes`), and its output's gradient. With `wrong`
-        (tests), the program gets those gradients made wrong, as from a faulty backend."""
+        gradients, by what they are for (`shapes`), and its output's gradient. An incoming
+        gradient that is not finite (a loss scaler's first steps overflow on purpose) is not
+        judged: the layer's next call is checked instead. With `wrong` (tests), the program
+        gets those gradients made wrong, as from a faulty backend."""
 
         def hook(grad_inputs, grad_outputs):
             self.local.busy = True
             try:
                 go = grad_outputs[0]
                 if go is not None:
-                    grads = _by_shape(grad_inputs, shapes)
+                    grads = _by_position(grad_inputs, shapes)
                     if wrong is not None:
                         grad_inputs = wrong(grad_inputs, grads)
-                        grads = _by_shape(grad_inputs, shapes)
-                    compare(grads, go)
+                        grads = _by_position(grad_inputs, shapes)
+                    if bool(self.torch.isfinite(go).all()):
+                        compare(grads, go)
+                    else:
+                        self._again(ident, key, "the incoming gradient is not finite (a loss "
+                                                "scaler's overflow step)")
             except Exception as e:  # the check's own failure, never the program's
                 self.sink.write({"event": "check_error", "id": ident, "error": _text(e)})
             finally:
@@ -587,17 +641,14 @@ def _bind(op, args, kwargs):
     return p
 
 
-def _by_shape(grads, shapes):
-    """A node's gradients by what they are for, matched by shape in input, weight, bias order."""
-    out, used = {}, set()
-    for name, shape in shapes.items():
-        if shape is None:
-            continue
-        for i, g in enumerate(grads):
-            if i not in used and g is not None and tuple(g.shape) == tuple(shape):
-                out[name] = g
-                used.add(i)
-                break
+def _by_position(grads, shapes):
+    """A node's gradients by what they are for: convolution and batch-norm nodes take input,
+    weight and bias in that order (None where one needs no gradient); a gradient of another
+    shape than its input's is not taken."""
+    out = {}
+    for (name, shape), g in zip(shapes.items(), grads):
+        if shape is not None and g is not None and tuple(g.shape) == tuple(shape):
+            out[name] = g
     return out
 
 
@@ -706,6 +757,7 @@ def install(numerics=False, bypass=False, directory=None, self_test_cpu=False, i
         _active.on_torch(sys.modules["torch"])
     else:
         sys.meta_path.insert(0, _TorchFinder(_active))
+    _record_missing_torch(_active)
     return _active
 
 
@@ -724,33 +776,54 @@ def install_from_environment():
 
 class _TorchFinder:
     """A meta-path finder that lets the real import of torch run, then installs the checker:
-    torch is never imported here, only where the program imports it."""
+    torch is never imported here, only where the program imports it. It stays in place until
+    torch has been executed: a library asking `importlib.util.find_spec("torch")` (whether
+    torch is there) gets the same answer and leaves it armed."""
 
     def __init__(self, checker):
         self.checker = checker
+        self.busy = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch":
+        if name != "torch" or self.busy:
             return None
         import importlib.util
 
-        sys.meta_path.remove(self)
+        self.busy = True
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
             spec = None
+        finally:
+            self.busy = False
         if spec is None or spec.loader is None:
-            self.checker.sink.write({"event": "torch_missing", "python": sys.executable,
-                                     "path": [str(p) for p in sys.path[:12]]})
             return None
-        spec.loader = _Loader(spec.loader, self.checker)
+        spec.loader = _Loader(spec.loader, self.checker, self)
         return spec
 
 
+def _record_missing_torch(checker):
+    """Records, when the program ends on `ModuleNotFoundError: No module named 'torch'`, that
+    this interpreter has no torch (then chains to the hook in place)."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        try:
+            if isinstance(value, ModuleNotFoundError) and getattr(value, "name", "") == "torch":
+                checker.sink.write({"event": "torch_missing", "python": sys.executable,
+                                    "path": [str(p) for p in sys.path[:12]]})
+        except Exception:
+            pass
+        previous(kind, value, tb)
+
+    sys.excepthook = hook
+
+
 class _Loader:
-    def __init__(self, real, checker):
+    def __init__(self, real, checker, finder):
         self.real = real
         self.checker = checker
+        self.finder = finder
 
     def create_module(self, spec):
         return self.real.create_module(spec)
@@ -758,6 +831,8 @@ class _Loader:
     def exec_module(self, module):
         self.real.exec_module(module)
         try:
+            if self.finder in sys.meta_path:
+                sys.meta_path.remove(self.finder)
             self.checker.on_torch(module)
         except Exception as e:
             self.checker.sink.write({"event": "check_error", "id": None, "error": _text(e)})

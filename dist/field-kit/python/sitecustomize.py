@@ -16,11 +16,17 @@ except Exception as e:  # noqa: BLE001 - the program runs whatever happens here
 
 
 def _shadowed():
-    """The next sitecustomize on sys.path, this directory left out, run under its own name."""
+    """The next sitecustomize on sys.path, run under its own name: this directory left out, and
+    any other copy of it (a second rdna1ctl python/ directory, a link to this one), which would
+    shadow this one back."""
     import importlib.machinery
     import importlib.util
 
-    rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != _here]
+    def ours(p):
+        d = os.path.realpath(p or os.curdir)
+        return d == os.path.realpath(_here) or os.path.exists(os.path.join(d, "rdna1_check.py"))
+
+    rest = [p for p in sys.path if not ours(p)]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return

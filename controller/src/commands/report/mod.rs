@@ -34,7 +34,7 @@ use crate::module::control::{self, Device};
 use crate::output;
 use crate::runner::changes::{Changes, CheckSetup};
 use crate::runner::execute::{self, Setup};
-use crate::runner::interpreter::{self, Probe};
+use crate::runner::interpreter::{self, Probe, Resolved};
 use crate::runner::policy::Restore;
 use crate::runner::progress::Progress;
 use crate::runner::user::{self, Invoker, RunAs};
@@ -138,9 +138,13 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
         args.workload.script.as_deref(),
         &exe,
     )?;
-    let path = std::env::var_os("PATH");
-    let activated = interpreter::activated(path.as_deref(), |v| std::env::var_os(v));
-    let (argv, base_env) = interpreter::resolve(&given, activated.as_ref(), path.as_deref());
+    let resolved = Resolved::of(&given);
+    let activated_note = resolved.note();
+    let Resolved {
+        argv,
+        env: base_env,
+        activated,
+    } = resolved;
     let check = script::python_dir(&exe).map(|python_dir| CheckSetup {
         python_dir,
         numerics: true,
@@ -162,12 +166,8 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
         }
     };
     let mut progress = Progress::stderr();
-    if let Some(a) = &activated {
-        progress.line(&format!(
-            "{} is not on PATH (sudo resets PATH): using {}",
-            a.from,
-            a.bin.display()
-        ));
+    if let Some(n) = &activated_note {
+        progress.line(n);
     }
     // The Python the runs use, said first (and the one doctor judges).
     let probe = interpreter::is_python(&argv[0]).then(|| {
@@ -224,13 +224,13 @@ pub fn run(ctx: &Ctx, args: &ReportArgs, out: &mut impl Write) -> Result<Code> {
         ),
     };
     progress.line("doctor");
-    // Doctor judges the Python the runs use.
+    // Doctor judges the Python --python names (else it finds one as it always does); never
+    // the path the user's own interpreter reported, which doctor may run as root.
     let python = args
         .workload
         .python
         .as_ref()
-        .map(|p| p.to_string_lossy().into_owned())
-        .or_else(|| probe.as_ref().and_then(|p| p.python.clone()));
+        .map(|p| p.to_string_lossy().into_owned());
     let mut doctor_args = vec!["doctor"];
     if let Some(p) = &python {
         doctor_args.extend(["--python", p.as_str()]);

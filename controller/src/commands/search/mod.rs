@@ -33,7 +33,7 @@ use crate::output;
 use crate::runner::changes::CheckSetup;
 use crate::runner::document::WorkloadJson;
 use crate::runner::execute::{self, Setup};
-use crate::runner::interpreter::{self, Probe};
+use crate::runner::interpreter::{self, Probe, Resolved};
 use crate::runner::policy::Restore;
 use crate::runner::progress::Progress;
 use crate::runner::user::{self, RunAs};
@@ -82,9 +82,8 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         &exe,
     )?;
     let default_script = args.workload.command.is_empty();
-    let path = std::env::var_os("PATH");
-    let activated = interpreter::activated(path.as_deref(), |v| std::env::var_os(v));
-    let (argv, base_env) = interpreter::resolve(&given, activated.as_ref(), path.as_deref());
+    let resolved = Resolved::of(&given);
+    let (argv, base_env) = (resolved.argv.as_slice(), &resolved.env);
     let check = script::python_dir(&exe).map(|python_dir| CheckSetup {
         python_dir,
         numerics: true,
@@ -120,17 +119,13 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         Probe::ask(
             &argv[0],
             run_as.as_ref(),
-            &base_env,
+            base_env,
             &signals.flag,
             &mut progress,
         )
     });
-    if let Some(a) = &activated {
-        progress.line(&format!(
-            "{} is not on PATH (sudo resets PATH): using {}",
-            a.from,
-            a.bin.display()
-        ));
+    if let Some(n) = resolved.note() {
+        progress.line(&n);
     }
     if let Some(p) = &probe {
         progress.line(&format!("python: {}", p.describe()));
@@ -153,7 +148,7 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
                 .collect(),
             default_script,
             timeout_s: args.workload.timeout,
-            activated: activated.clone(),
+            activated: resolved.activated.clone(),
             python: probe.clone(),
             checked: check.is_some(),
         },
@@ -180,9 +175,9 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
     };
     let setup = Setup {
         root: &ctx.root,
-        argv: &argv,
+        argv,
         user: run_as.as_ref(),
-        env: &base_env,
+        env: base_env,
         check: check.as_ref(),
         battery: default_script,
         stop: &signals.flag,
@@ -213,10 +208,9 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
     };
     drop(signals);
     if doc.environment.is_some() {
-        let python = probe
-            .as_ref()
-            .and_then(|p| p.python.as_deref())
-            .map(Path::new);
+        // --python as given (never the path the user's interpreter reported: doctor may run
+        // it, as root).
+        let python = args.workload.python.as_deref();
         doc.fixes = doctor_fix::doctor(&ctx.root, python)
             .map(|d| doctor_fix::fixes(&d))
             .unwrap_or_default();
@@ -401,14 +395,27 @@ impl Search<'_> {
 /// the owner's command.
 fn numbers(doc: &SearchJson, a: &ArmJson) -> String {
     if doc.workload.default_script {
-        let cases = a
+        let cases: Vec<&serde_json::Value> = a
             .battery
             .as_ref()
-            .and_then(|b| b.get("cases")?.as_array().map(Vec::len))
-            .unwrap_or(0);
+            .and_then(|b| b.get("cases")?.as_array())
+            .map(|c| c.iter().collect())
+            .unwrap_or_default();
+        let count = |f32: bool, ok: bool| {
+            cases
+                .iter()
+                .filter(|c| (c["dtype"] == "float32") == f32 && c["ok"] == ok)
+                .count()
+        };
+        let half = match (count(false, true), count(false, false)) {
+            (0, 0) => String::new(),
+            (_, 0) => ", float16 too".into(),
+            (_, bad) => format!("; {bad} float16 case(s) failed: train in float32"),
+        };
         return match Speed::of(a.battery.as_ref()) {
             Some(s) => format!(
-                " ({cases} layer cases right against float64; {})",
+                " ({} float32 layer cases right against float64{half}; {})",
+                count(true, true),
                 s.describe()
             ),
             None => String::new(),

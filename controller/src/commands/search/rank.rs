@@ -42,9 +42,12 @@ impl Speed {
 /// for each neighbour pair whose speeds are within noise.
 pub fn rank<'a>(passed: &[&'a ArmJson]) -> (Vec<&'a ArmJson>, Vec<String>) {
     let mut ranked: Vec<&ArmJson> = passed.to_vec();
+    // Measured speeds first, fastest first; then the rest by run time.
     let key = |a: &ArmJson| {
+        let speed = Speed::of(a.battery.as_ref());
         (
-            Speed::of(a.battery.as_ref()).map(|s| -s.median),
+            speed.is_none(),
+            speed.map_or(0.0, |s| -s.median),
             a.record.as_ref().map_or(f64::MAX, |r| r.duration_s),
         )
     };
