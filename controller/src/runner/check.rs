@@ -444,6 +444,13 @@ impl CheckJson {
         if let Some(w) = self.wrong().first() {
             return Some(format!("wrong numbers: {w}"));
         }
+        // A network on the CPU is said first: under the bypass too, that is its trouble.
+        if !self.all.is_empty() && self.on("cuda").is_empty() {
+            return Some(format!(
+                "ran on the CPU: your network's {}, none on the GPU",
+                Self::counts(&self.on("cpu"))
+            ));
+        }
         if bypass {
             if self.processes == 0 {
                 return Some(
@@ -479,12 +486,6 @@ impl CheckJson {
                         .into(),
                 );
             }
-        }
-        if !self.all.is_empty() && self.on("cuda").is_empty() {
-            return Some(format!(
-                "ran on the CPU: your network's {}, none on the GPU",
-                Self::counts(&self.on("cpu"))
-            ));
         }
         None
     }
@@ -590,6 +591,11 @@ mod tests {
             "{c:?}"
         );
         assert!(c.verdict.contains("ran on the CPU, none on the GPU"));
+        // Under the bypass as well: the CPU is the trouble, not the bypass.
+        assert!(
+            c.failure(true).unwrap().starts_with("ran on the CPU"),
+            "{c:?}"
+        );
     }
 
     #[test]
