@@ -184,6 +184,24 @@ impl Setup {
         py
     }
 
+    /// A Python program `name` in the test's directory (mode 0644) that first has an entry in
+    /// the fixture's KFD process list for a moment, as a ROCm program's process would, then
+    /// runs `body`.
+    fn gpu_program(&self, name: &str, body: &str) -> PathBuf {
+        let p = self.dir.join(name);
+        std::fs::write(
+            &p,
+            format!(
+                "import json, os, sys, time\n\
+                 kfd = os.path.join(os.environ['STANDIN_KFD'], str(os.getpid())); os.mkdir(kfd); time.sleep(0.15); os.rmdir(kfd)\n\
+                 {body}"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        p
+    }
+
     fn pylog(&self) -> String {
         std::fs::read_to_string(self.dir.join("pylog")).unwrap_or_default()
     }
@@ -606,19 +624,14 @@ fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
     // unless a MIOpen family is off; 9 steps/s without GEMM, 5 without Winograd, and 8.8 with
     // the direct solvers off, within noise of the first (its timed repeats overlap).
     let s = Setup::new("numbers", "exit 0");
-    let script = s.dir.join("battery.py");
-    std::fs::write(
-        &script,
-        "import json, os, sys, time\n\
-         kfd = os.path.join(os.environ['STANDIN_KFD'], str(os.getpid())); os.mkdir(kfd); time.sleep(0.15); os.rmdir(kfd)\n\
-         speed = {'MIOPEN_DEBUG_CONV_GEMM': (9.0, 8.7, 9.2), 'MIOPEN_DEBUG_CONV_DIRECT': (8.8, 8.5, 9.0), 'MIOPEN_DEBUG_CONV_WINOGRAD': (5.0, 4.9, 5.1)}\n\
+    let script = s.gpu_program(
+        "battery.py",
+        "speed = {'MIOPEN_DEBUG_CONV_GEMM': (9.0, 8.7, 9.2), 'MIOPEN_DEBUG_CONV_DIRECT': (8.8, 8.5, 9.0), 'MIOPEN_DEBUG_CONV_WINOGRAD': (5.0, 4.9, 5.1)}\n\
          s = [v for k, v in speed.items() if os.environ.get(k) == '0']\n\
          if s:\n    m, lo, hi = s[0]\n    print(json.dumps({'ok': True, 'stage': 'done', 'cases': [{'name': 'Conv2d 3x3', 'dtype': 'float32', 'ok': True}, {'name': 'Conv2d 3x3', 'dtype': 'float16', 'ok': False}], 'speed': {'steps_per_s': m, 'min': lo, 'max': hi}}))\n    sys.exit(0)\n\
          print(json.dumps({'ok': False, 'stage': 'done', 'cases': [{'name': 'Conv2d 3x3', 'dtype': 'float32', 'ok': False}], 'summary': '1 of 1 layer cases failed: Conv2d 3x3 (float32): forward off by 0.9'}))\n\
          sys.exit(1)\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    );
     let python = s.python("bin", ROCM_PYTHON);
     let o = s
         .command(
@@ -821,14 +834,7 @@ fn sudos_reset_path_with_virtual_env_runs_the_venvs_python() {
     let s = Setup::new("venv", "exit 0");
     let venv = s.dir.join("venv");
     let py = s.python("venv/bin", ROCM_PYTHON);
-    let train = s.dir.join("train.py");
-    std::fs::write(
-        &train,
-        "import os, time\n\
-         kfd = os.path.join(os.environ['STANDIN_KFD'], str(os.getpid())); os.mkdir(kfd); time.sleep(0.15); os.rmdir(kfd)\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&train, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let train = s.gpu_program("train.py", "");
     let mut c = s.command(
         &["--json", "search", "--", "python3", train.to_str().unwrap()],
         &[
@@ -866,16 +872,11 @@ fn an_isolated_interpreter_is_not_credited_with_the_bypass() {
     // convolutions fail on MIOpen; `python3 -I` ignores PYTHONPATH, so rdna1ctl's check never
     // loaded and nothing bypassed MIOpen in it.
     let s = Setup::new("isolated", "exit 0");
-    let prog = s.dir.join("prog.py");
-    std::fs::write(
-        &prog,
-        "import os, sys, time\n\
-         kfd = os.path.join(os.environ['STANDIN_KFD'], str(os.getpid())); os.mkdir(kfd); time.sleep(0.15); os.rmdir(kfd)\n\
-         bypassed = os.environ.get('RDNA1_MIOPEN_BYPASS') == '1' or 'rdna1ctl-search' in os.environ.get('PYTHONPATH', '')\n\
+    let prog = s.gpu_program(
+        "prog.py",
+        "bypassed = os.environ.get('RDNA1_MIOPEN_BYPASS') == '1' or 'rdna1ctl-search' in os.environ.get('PYTHONPATH', '')\n\
          sys.exit(0 if bypassed else 1)\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o644)).unwrap();
+    );
     // This machine's python3 (no torch here) behind an interpreter that answers as a ROCm one.
     let python = s.python("bin", ROCM_PYTHON);
     let mut c = s.command(
