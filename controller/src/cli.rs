@@ -187,23 +187,30 @@ pub enum Command {
     Report(ReportArgs),
     /// Find what makes your network train on the GPU, correctly: runs the command (default: the
     /// shipped layer battery, which checks every kind of layer against float64) under one
-    /// configuration after another and stops at the first that passes: exit 0, no GPU fault of
-    /// its processes, GPU work seen in KFD, and the numbers right where checked (a Python
-    /// command's convolutions and batch norms are checked in its own process).
+    /// configuration after another until one passes: exit 0, no GPU fault of its processes,
+    /// GPU work seen in KFD, and the numbers right where checked (a Python command's
+    /// convolutions and batch norms are checked in its own process).
     ///
-    /// Each configuration changes one thing from your environment as it is (with MTYPE off):
-    /// rdna1_mtype in audit or enforce (root only; skipped, saying why, without the module);
-    /// HSA_OVERRIDE_GFX_VERSION removed, or set to the value doctor judges right for the code
-    /// objects present (10.1.0 on a gfx1011/gfx1012 with gfx1010 code; never 10.3.0); a
-    /// private, empty MIOpen cache; MIOPEN_FIND_MODE NORMAL or FAST; each MIOpen solver family
-    /// off (direct, implicit GEMM, GEMM, Winograd, FFT); MIOpen bypassed (PyTorch's own GPU
-    /// convolution). Then, if none passed, the override fix and MTYPE enforce each combined
-    /// with every MIOpen change. Nothing persistent is changed: the policy is put back and the
-    /// private directories removed, also on Ctrl-C; --keep FILE writes the winner for
-    /// `rdna1ctl run`. As root (sudo -E) the command runs as you, as with report. A Python
-    /// that cannot run the workload ends the search after the baseline, incomplete, with
-    /// doctor's fixes. Exits 0 when a configuration passed, 3 when none did, 1 on an error, a
-    /// broken environment or Ctrl-C.
+    /// The plan, in the order the public evidence gives (docs/CLI.md cites it): your
+    /// environment as it is (a pass: nothing to change); only the RDNA1 GPU visible on a host
+    /// with several; HSA_OVERRIDE_GFX_VERSION removed, or 10.1.0 on a gfx1011/gfx1012 (never
+    /// 10.3.0), kept for the steps after it; MIOPEN_FIND_MODE=FAST; then the elimination: the
+    /// failing run again with MIOpen's log, the solver running at the fault switched off by its
+    /// own variable (its family's, as GEMM's), one more each run, until it passes (where the
+    /// log names none: the direct, GEMM and Winograd families two at a time); MIOpen's GCN
+    /// assembly, then OpenCL, kernels off; MIOpen bypassed for the failing layer kinds only
+    /// (BatchNorm training, which MIOpen cannot compile for gfx101x), then for everything
+    /// (PyTorch's own GPU kernels); rdna1_mtype in enforce (root only).
+    ///
+    /// What passed is kept only if it holds: it passes twice more and the baseline fails
+    /// again (else the fault is intermittent and nothing is kept); then each switch it does not
+    /// need is dropped, and what is left passes twice more. When nothing passes, the next steps
+    /// say what to try (stacks known to work) and what to send. Nothing persistent is changed:
+    /// the policy is put back and the private directories removed, also on Ctrl-C; --keep FILE
+    /// writes what was kept for `rdna1ctl run`. As root (sudo -E) the command runs as you, as
+    /// with report. A Python that cannot run the workload ends the search after the baseline,
+    /// incomplete, with doctor's fixes. Exits 0 when something was kept (or the baseline
+    /// passed), 3 when nothing held, 1 on an error, a broken environment or Ctrl-C.
     ///
     /// Example: `sudo -E rdna1ctl search --keep ~/.config/rdna1-gpu.env`,
     /// `rdna1ctl search --all -- ./venv/bin/python train.py --steps 10`
@@ -324,7 +331,8 @@ pub struct SearchArgs {
     /// Start no run after S seconds in all.
     #[arg(long, value_name = "S", default_value = "7200", value_parser = parse_timeout, allow_negative_numbers = true)]
     pub budget: f64,
-    /// Run at most N configurations (the default runs every one: at most 32).
+    /// Start at most N runs in all, confirmations included (the plan needs about 10 to 25;
+    /// what was not tried is then listed).
     #[arg(long, value_name = "N", default_value = "40", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_runs: u32,
     /// Write the winning configuration to FILE (an environment file for `rdna1ctl run --env`).

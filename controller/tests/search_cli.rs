@@ -271,146 +271,147 @@ fn outcome_of(d: &serde_json::Value, id: &str) -> String {
 }
 
 #[test]
-fn it_stops_at_the_first_arm_that_passes_and_applies_each_arm_as_documented() {
+fn it_stops_when_a_configuration_holds_and_applies_each_arm_as_documented() {
+    // A shell stand-in: no MIOpen log to read, so the elimination falls back to pairs of
+    // families; the pair that passes is confirmed, then reduced to the one switch it needs.
     let s = Setup::new("first", &winograd_is_the_culprit());
     let o = s.search(&[], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let d = doc(&o);
     assert_eq!(d["command"], "search");
-    assert_eq!(d["winner"], "miopen-no-winograd");
-    assert_eq!(d["ended"], "first pass");
-    // The module's arms are skipped, saying why; the runs before the winner failed, each with
-    // the GPU fault the stand-in logged; those after it did not run.
-    for (id, out) in outcomes(&d) {
-        let want = match id.as_str() {
-            i if i.starts_with("mtype-") => "skipped",
-            "baseline"
-            | "miopen-fresh-cache"
-            | "miopen-find-normal"
-            | "miopen-find-fast"
-            | "miopen-no-direct"
-            | "miopen-no-implicit-gemm"
-            | "miopen-no-gemm" => "fail",
-            "miopen-no-winograd" => "pass",
-            _ => "not_run",
-        };
-        assert_eq!(out, want, "{id}");
-    }
-    let skipped = &d["arms"][1]["skipped"];
-    assert!(
-        skipped.as_str().unwrap().contains("needs rdna1_mtype"),
-        "{skipped}"
-    );
-    assert_eq!(
-        d["arms"][0]["faults"].as_array().unwrap().len(),
-        1,
-        "{}",
-        d["arms"][0]
-    );
+    assert_eq!(d["winner"], "miopen-no-direct+winograd");
+    assert_eq!(d["ended"], "a configuration kept");
+    let want = [
+        ("baseline", "fail"),
+        ("miopen-find-fast", "fail"),
+        ("miopen-no-implicit-gemm", "skipped"),
+        ("miopen-no-fft", "skipped"),
+        ("eliminate-1", "fail"),
+        ("miopen-no-direct+gemm", "fail"),
+        ("miopen-no-direct+winograd", "pass"),
+        ("confirm-1", "pass"),
+        ("confirm-2", "pass"),
+        ("baseline-again", "fail"),
+        ("without-MIOPEN_DEBUG_CONV_WINOGRAD", "fail"),
+        ("without-MIOPEN_DEBUG_CONV_DIRECT", "pass"),
+        ("confirm-minimal-1", "pass"),
+        ("confirm-minimal-2", "pass"),
+    ];
+    let got = outcomes(&d);
+    let got: Vec<(&str, &str)> = got.iter().map(|(i, o)| (i.as_str(), o.as_str())).collect();
+    assert_eq!(got, want);
     assert_eq!(d["arms"][0]["failure"], "exit 1, 1 GPU fault");
-    // What each run got, in order: exactly its one change (and a private MIOpen database
-    // for the MIOpen arms, writable by the user the command ran as).
+    assert!(d["arms"][0]["faults"].as_array().unwrap().len() == 1);
+    // What each run got, in order: exactly its changes (and a private MIOpen database for
+    // the MIOpen arms, writable by the user the command ran as).
     let log = s.log();
     let want = [
         "hsa=unset find= wino= gemm= cache=no site=no dir=",
-        "hsa=unset find= wino= gemm= cache=yes site=no",
-        "hsa=unset find=NORMAL wino= gemm= cache=yes site=no",
         "hsa=unset find=FAST wino= gemm= cache=yes site=no",
-        "hsa=unset find= wino= gemm= cache=yes site=no",
-        "hsa=unset find= wino= gemm= cache=yes site=no",
+        "hsa=unset find= wino= gemm= cache=no site=no dir=",
         "hsa=unset find= wino= gemm=0 cache=yes site=no",
         "hsa=unset find= wino=0 gemm= cache=yes site=no",
     ];
-    assert_eq!(log.len(), want.len(), "{log:#?}");
     for (got, want) in log.iter().zip(want) {
         assert!(got.starts_with(want), "{got} vs {want}");
     }
+    assert_eq!(log.len(), 12, "{log:#?}");
+    // The elimination's run had MIOpen's log and serialized kernels.
+    let envs = s.envlog();
+    assert!(envs[2].contains("MIOPEN_LOG_LEVEL=6"), "{}", envs[2]);
     // The private directories are gone.
     for l in &log[1..] {
         let dir = l.rsplit("dir=").next().unwrap();
         assert!(
-            !dir.is_empty() && !Path::new(dir).exists(),
+            dir.is_empty() || !Path::new(dir).exists(),
             "{dir} left behind"
         );
     }
-    assert!(d["verdict"]
-        .as_str()
-        .unwrap()
-        .contains("At baseline it failed (exit 1, 1 GPU fault)"));
-    assert!(d["verdict"]
-        .as_str()
-        .unwrap()
-        .contains("numbers were not checked"));
+    let v = d["verdict"].as_str().unwrap();
+    assert!(
+        v.contains("At baseline it failed (exit 1, 1 GPU fault)"),
+        "{v}"
+    );
+    assert!(v.contains("numbers were not checked"), "{v}");
+    assert!(
+        v.contains("not needed, so not kept: MIOPEN_DEBUG_CONV_DIRECT=0"),
+        "{v}"
+    );
     assert!(d["mtype_verdict"]
         .as_str()
         .unwrap()
         .starts_with("MTYPE not tested"));
-    assert!(d["keep_lines"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|l| l == "MIOPEN_DEBUG_CONV_WINOGRAD=0"));
+    let keep = d["keep_lines"].as_array().unwrap();
+    assert!(
+        keep.iter().any(|l| l == "MIOPEN_DEBUG_CONV_WINOGRAD=0"),
+        "{keep:?}"
+    );
+    assert!(
+        !keep.iter().any(|l| l == "MIOPEN_DEBUG_CONV_DIRECT=0"),
+        "{keep:?}"
+    );
     assert!(d["kept_to"].is_null(), "nothing kept unless asked");
 }
 
 #[test]
-fn all_runs_every_arm_and_ranks_what_passed_and_a_bypass_must_show_itself() {
-    // Passes without GEMM, or whenever the bypass's variable reaches it: a shell script, in
-    // which no Python loaded rdna1ctl's check, so nothing shows MIOpen was bypassed.
+fn all_runs_every_step_and_ranks_what_passed_and_a_bypass_must_show_itself() {
+    // Passes without MIOpen's OpenCL kernels, or whenever a bypass's variable reaches it: a
+    // shell script, in which no Python loaded rdna1ctl's check, so nothing shows MIOpen was
+    // bypassed.
     let s = Setup::new(
         "all",
-        "[ \"$MIOPEN_DEBUG_CONV_GEMM\" = 0 ] && exit 0\n\
+        "[ \"$MIOPEN_DEBUG_OPENCL_CONVOLUTIONS\" = 0 ] && exit 0\n\
          [ \"$RDNA1_MIOPEN_BYPASS\" = 1 ] && exit 0\n\
+         [ -n \"$RDNA1_MIOPEN_BYPASS_KINDS\" ] && exit 0\n\
          exit 1",
     );
     let o = s.search(&["--all"], &[("HSA_OVERRIDE_GFX_VERSION", "10.3.0")]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let d = doc(&o);
-    assert_eq!(d["ended"], "all arms run");
+    assert_eq!(d["ended"], "a configuration kept", "{d}");
+    assert_eq!(d["winner"], "miopen-no-opencl");
     let ranking: Vec<&str> = d["ranking"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert!(ranking.contains(&"miopen-no-gemm"), "{ranking:?}");
-    // Exit 0 under the bypass arm is not credited to a bypass nothing showed.
-    assert!(
-        !ranking.iter().any(|r| r.contains("miopen-bypassed")),
-        "{ranking:?}"
-    );
-    let bypass = d["arms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == "miopen-bypassed")
-        .unwrap();
-    assert_eq!(bypass["outcome"], "fail", "{bypass}");
-    assert!(
-        bypass["failure"]
-            .as_str()
+    assert_eq!(ranking, ["miopen-no-opencl"]);
+    // Exit 0 under the bypass arms is not credited to a bypass nothing showed.
+    for id in ["miopen-bypassed", "miopen-bypassed-for"] {
+        let bypass = d["arms"]
+            .as_array()
             .unwrap()
-            .contains("MIOpen bypass not in effect"),
-        "{bypass}"
-    );
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap();
+        assert_eq!(bypass["outcome"], "fail", "{bypass}");
+        assert!(
+            bypass["failure"]
+                .as_str()
+                .unwrap()
+                .contains("MIOpen bypass not in effect"),
+            "{bypass}"
+        );
+    }
+    // A failure that is no crash has no fault to trace: no elimination run.
+    assert_eq!(outcome_of(&d, "eliminate-1"), "skipped");
     // 10.3.0 in the environment: one arm removes it (the fixture's GPU is a gfx1010: no 10.1.0
-    // arm); no arm ever sets a foreign ISA.
+    // arm), kept for the steps after it; no arm ever sets a foreign ISA.
     assert_eq!(outcome_of(&d, "override-unset"), "fail");
     assert!(!outcomes(&d).iter().any(|(i, _)| i == "override-10.1.0"));
     let log = s.log();
     assert!(log[0].starts_with("hsa=10.3.0 "), "{}", log[0]);
-    // override-unset alone, then with each of the 9 MIOpen arms.
-    assert_eq!(
-        log.iter().filter(|l| l.starts_with("hsa=unset")).count(),
-        1 + 9,
-        "{log:#?}"
+    assert!(
+        log[1..]
+            .iter()
+            .filter(|l| l.starts_with("hsa=10.3.0"))
+            .count()
+            >= 1
     );
-    assert!(log.iter().any(|l| l.contains("site=yes")), "{log:#?}");
-    // Combinations of the override fix with every MIOpen arm ran after the single changes.
-    assert_eq!(outcome_of(&d, "override-unset+miopen-no-gemm"), "pass");
     // Every run got exactly its arm's changes on top of the baseline (10.3.0), as its JSON
     // says: what `set` names with its value, `unset` gone, the private MIOpen directories
-    // with a fresh cache, the bypass's variable; and every run the in-process check first on
+    // with a fresh cache, the bypass's variables; and every run the in-process check first on
     // PYTHONPATH; nothing else.
     let ran: Vec<&serde_json::Value> = d["arms"]
         .as_array()
@@ -420,8 +421,6 @@ fn all_runs_every_arm_and_ranks_what_passed_and_a_bypass_must_show_itself() {
         .collect();
     let envs = s.envlog();
     assert_eq!(ran.len(), envs.len(), "{envs:#?}");
-    // baseline, override-unset, 9 MIOpen arms, then override-unset with each of them.
-    assert_eq!(ran.len(), 11 + 9);
     let check_dir = format!(
         "PYTHONPATH={}",
         tree().join("dist/field-kit/python").display()
@@ -432,12 +431,16 @@ fn all_runs_every_arm_and_ranks_what_passed_and_a_bypass_must_show_itself() {
             let u = u.as_str().unwrap();
             want.retain(|w| !w.starts_with(&format!("{u}=")));
         }
-        for kv in a["set"].as_array().unwrap() {
-            want.push(format!(
-                "{}={}",
-                kv[0].as_str().unwrap(),
-                kv[1].as_str().unwrap()
-            ));
+        for kv in a["set"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(a["diagnostics"].as_array().unwrap())
+        {
+            let k = kv[0].as_str().unwrap();
+            if k.starts_with("MIOPEN_") || k.starts_with("HSA_") {
+                want.push(format!("{k}={}", kv[1].as_str().unwrap()));
+            }
         }
         if a["miopen_bypassed"] == true {
             want.push("RDNA1_MIOPEN_BYPASS=1".into());
@@ -621,12 +624,12 @@ fn help_teaches_what_is_tried_and_how_to_keep_it() {
 #[test]
 fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
     // A stand-in for the battery (--script): wrong numbers (its own check fails, exit 1)
-    // unless a MIOpen family is off; 9 steps/s without GEMM, 5 without Winograd, and 8.8 with
-    // the direct solvers off, within noise of the first (its timed repeats overlap).
+    // unless one of MIOpen's build filters is on: 9 steps/s without its GCN assembly, 8.8
+    // without its OpenCL kernels, within noise of the first (their timed repeats overlap).
     let s = Setup::new("numbers", "exit 0");
     let script = s.gpu_program(
         "battery.py",
-        "speed = {'MIOPEN_DEBUG_CONV_GEMM': (9.0, 8.7, 9.2), 'MIOPEN_DEBUG_CONV_DIRECT': (8.8, 8.5, 9.0), 'MIOPEN_DEBUG_CONV_WINOGRAD': (5.0, 4.9, 5.1)}\n\
+        "speed = {'MIOPEN_DEBUG_GCN_ASM_KERNELS': (9.0, 8.7, 9.2), 'MIOPEN_DEBUG_OPENCL_CONVOLUTIONS': (8.8, 8.5, 9.0)}\n\
          s = [v for k, v in speed.items() if os.environ.get(k) == '0']\n\
          if s:\n    m, lo, hi = s[0]\n    print(json.dumps({'ok': True, 'stage': 'done', 'cases': [{'name': 'Conv2d 3x3', 'dtype': 'float32', 'ok': True}, {'name': 'Conv2d 3x3', 'dtype': 'float16', 'ok': False}], 'speed': {'steps_per_s': m, 'min': lo, 'max': hi}}))\n    sys.exit(0)\n\
          print(json.dumps({'ok': False, 'stage': 'done', 'cases': [{'name': 'Conv2d 3x3', 'dtype': 'float32', 'ok': False}], 'summary': '1 of 1 layer cases failed: Conv2d 3x3 (float32): forward off by 0.9'}))\n\
@@ -661,7 +664,8 @@ fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
             .contains("Conv2d 3x3 (float32): forward off"),
         "{base}"
     );
-    assert_eq!(d["winner"], "miopen-no-direct");
+    // The fastest within noise of the best: GCN assembly off.
+    assert_eq!(d["winner"], "miopen-no-asm");
     let ranking: Vec<&str> = d["ranking"]
         .as_array()
         .unwrap()
@@ -669,8 +673,8 @@ fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
         .map(|v| v.as_str().unwrap())
         .collect();
     assert_eq!(
-        &ranking[..3],
-        ["miopen-no-gemm", "miopen-no-direct", "miopen-no-winograd"],
+        ranking,
+        ["miopen-no-asm", "miopen-no-opencl"],
         "{ranking:?}"
     );
     let noise: Vec<&str> = d["ranking_noise"]
@@ -682,16 +686,12 @@ fn wrong_numbers_fail_and_working_arms_are_ranked_by_training_speed() {
     assert!(
         noise
             .iter()
-            .any(|n| n.starts_with("miopen-no-gemm and miopen-no-direct are within noise")),
-        "{noise:?}"
-    );
-    assert!(
-        !noise.iter().any(|n| n.contains("miopen-no-winograd")),
+            .any(|n| n.starts_with("miopen-no-asm and miopen-no-opencl are within noise")),
         "{noise:?}"
     );
     let v = d["verdict"].as_str().unwrap();
     assert!(
-        v.contains("(1 float32 layer cases right against float64; 1 float16 case(s) failed: train in float32; 9 steps/s (8 to 9))"),
+        v.contains("(1 float32 layer cases right against float64; 1 float16 case(s) failed: train in float32; 9 steps/s (9 to 9))"),
         "{v}"
     );
     assert!(!v.contains("not checked"), "{v}");

@@ -23,6 +23,8 @@
 # - a network that runs on the CPU is no pass ("ran on the CPU"), whatever its exit code;
 # - a wrong 1x1 weight gradient (RDNA1_CHECK_TEST_WRONG) fails the run and is named;
 # - a Python without torch (an empty venv): incomplete, with doctor's fixes.
+# RDNA1_MIOPEN_BYPASS_KINDS=BatchNorm: only the batch norms run with the cudnn flag off, and the
+# flag is True again after them.
 # rdna1ctl run with a kept file that bypasses MIOpen, --check: says the network ran on the CPU
 # (after the command, whose exit code it keeps); under python -I, that the bypass was not in
 # effect. (The bypass shown in effect on a GPU: docs/MEASUREMENTS.md, the device's runs.)
@@ -103,6 +105,23 @@ if grep -q "cudnn enabled: False" <<<"$out" && grep -q '"event": "torch".*"bypas
 	ok "the-bypass-turns-cudnn-off-and-says-so"
 else
 	bad "the-bypass-turns-cudnn-off-and-says-so: $out $(cat "$tmp"/records/* 2>/dev/null | head -c 500)"
+fi
+rm -f "$tmp"/records/*
+out=$(RDNA1_ENV="PYTHONPATH=/mnt/dist/field-kit/python RDNA1_CHECK_DIR=/media/records RDNA1_MIOPEN_BYPASS_KINDS=BatchNorm" \
+	in_root python3 $net --device cpu --steps 1 2>&1) || true
+routed=$(cat "$tmp"/records/check-*.jsonl 2>/dev/null | python3 -c '
+import json, sys
+rs = [json.loads(l) for l in sys.stdin]
+layers = [r for r in rs if r.get("event") == "layer"]
+torch_ = [r for r in rs if r.get("event") == "torch"]
+bn = [r["cudnn_enabled"] for r in layers if r["op"] == "batch_norm"]
+conv = [r["cudnn_enabled"] for r in layers if r["op"] != "batch_norm"]
+print(bool(torch_) and torch_[0].get("bypass_kinds") == ["BatchNorm"] and bool(bn) and not any(bn)
+      and bool(conv) and all(conv))') || routed="unreadable records"
+if grep -q "cudnn enabled: True" <<<"$out" && [ "$routed" = True ]; then
+	ok "only-the-kinds-asked-are-routed-and-the-flag-is-put-back"
+else
+	bad "only-the-kinds-asked-are-routed-and-the-flag-is-put-back: $routed $out"
 fi
 rm -f "$tmp"/records/*
 out=$(RDNA1_ENV="PYTHONPATH=/mnt/dist/field-kit/python RDNA1_CHECK_DIR=/media/records RDNA1_MIOPEN_BYPASS=1" \

@@ -156,7 +156,7 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     let status = status?;
     if check.is_some() {
         let c = check::summarize(&records);
-        match c.failure(kept.miopen_bypassed) {
+        match c.failure(&check::Bypass::of(&arm)) {
             Some(f) => eprintln!("rdna1ctl run: {f}"),
             None if kept.miopen_bypassed => {
                 eprintln!("rdna1ctl run: MIOpen bypassed; {}", c.verdict)

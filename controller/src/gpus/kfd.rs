@@ -95,6 +95,28 @@ pub fn topology(root: &SysRoot) -> Option<Vec<Node>> {
     )
 }
 
+/// `ROCR_VISIBLE_DEVICES` that leaves only the RDNA1 GPUs visible, where ROCm sees other GPUs
+/// too (None: only RDNA1 GPUs, or none). ROCr numbers its GPU agents in KFD's node order.
+pub fn only_rdna1(root: &SysRoot) -> Option<String> {
+    let entries = std::fs::read_dir(root.path(NODES)).ok()?;
+    let mut nodes: Vec<(u32, Node)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let id = e.file_name().to_str()?.parse().ok()?;
+            let text = std::fs::read_to_string(e.path().join("properties")).ok()?;
+            Some((id, parse(&text)?))
+        })
+        .collect();
+    nodes.sort_by_key(|(id, _)| *id);
+    let rdna1: Vec<String> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, n))| (100100..100200).contains(&n.gfx_target_version))
+        .map(|(i, _)| i.to_string())
+        .collect();
+    (!rdna1.is_empty() && rdna1.len() < nodes.len()).then(|| rdna1.join(","))
+}
+
 /// Every GPU node KFD lists; none without a topology. The gfx target is extra information for
 /// discovery, never a reason to fail.
 pub fn nodes(root: &SysRoot) -> Vec<Node> {

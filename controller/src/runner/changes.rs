@@ -31,6 +31,10 @@ pub struct Changes {
     /// False, set by rdna1ctl's sitecustomize.py when the command imports torch: Python
     /// commands only, and only credited where the check saw it in effect).
     pub miopen_bypassed: bool,
+    /// MIOpen bypassed for these layer kinds only (the check's words: `BatchNorm2d training`,
+    /// `Conv2d 1x1`; a kind matches every layer whose kind starts with it): PyTorch's own GPU
+    /// kernels for them, MIOpen for the rest (Python commands only, credited where seen).
+    pub bypass_kinds: Vec<String>,
 }
 
 /// The in-process check for a run: where it is installed, and whether it checks numbers
@@ -43,7 +47,12 @@ pub struct CheckSetup {
 
 /// The check's variables rdna1ctl sets: whatever the invoking environment had is replaced (its
 /// test switches, RDNA1_CHECK_SELF_TEST_CPU and RDNA1_CHECK_TEST_WRONG, pass through).
-const CHECK_VARS: [&str; 3] = ["RDNA1_CHECK_DIR", "RDNA1_CHECK", "RDNA1_MIOPEN_BYPASS"];
+const CHECK_VARS: [&str; 4] = [
+    "RDNA1_CHECK_DIR",
+    "RDNA1_CHECK",
+    "RDNA1_MIOPEN_BYPASS",
+    "RDNA1_MIOPEN_BYPASS_KINDS",
+];
 
 /// The environment changes of one run, and the directory that backs them.
 pub struct Prepared {
@@ -71,7 +80,7 @@ impl Prepared {
             dir: None,
             records: None,
         };
-        if arm.miopen_bypassed && check.is_none() {
+        if (arm.miopen_bypassed || !arm.bypass_kinds.is_empty()) && check.is_none() {
             anyhow::bail!(
                 "MIOpen cannot be bypassed: rdna1ctl's python/sitecustomize.py is not installed \
                  (reinstall rdna1-mtype)"
@@ -104,6 +113,11 @@ impl Prepared {
             }
             if arm.miopen_bypassed {
                 p.env.set.push(("RDNA1_MIOPEN_BYPASS".into(), "1".into()));
+            } else if !arm.bypass_kinds.is_empty() {
+                p.env.set.push((
+                    "RDNA1_MIOPEN_BYPASS_KINDS".into(),
+                    arm.bypass_kinds.join("|").into(),
+                ));
             }
             let mut path = c.python_dir.clone().into_os_string();
             if let Some(old) = python_path.filter(|o| !o.is_empty()) {

@@ -104,6 +104,28 @@ pub struct CheckJson {
     pub verdict: String,
 }
 
+/// What a run asked of MIOpen's bypass, which its records must then show.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Bypass {
+    None,
+    /// MIOpen bypassed for everything.
+    All,
+    /// Only for layers whose kind starts with one of these.
+    Kinds(Vec<String>),
+}
+
+impl Bypass {
+    pub fn of(c: &super::changes::Changes) -> Bypass {
+        if c.miopen_bypassed {
+            Bypass::All
+        } else if c.bypass_kinds.is_empty() {
+            Bypass::None
+        } else {
+            Bypass::Kinds(c.bypass_kinds.clone())
+        }
+    }
+}
+
 /// Reads every process's records in `dir` (none if it cannot be read).
 pub fn read_dir(dir: &Path) -> Vec<Value> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -180,7 +202,10 @@ pub fn summarize(records: &[Value]) -> CheckJson {
                     c.cuda = s(r, "cuda");
                 }
                 c.numerics |= r.get("numerics").and_then(Value::as_bool) == Some(true);
-                c.bypass |= r.get("bypass").and_then(Value::as_bool) == Some(true);
+                c.bypass |= r.get("bypass").and_then(Value::as_bool) == Some(true)
+                    || r.get("bypass_kinds")
+                        .and_then(Value::as_array)
+                        .is_some_and(|k| !k.is_empty());
             }
             "torch_missing" => {
                 c.torch_missing = c.torch_missing.take().or_else(|| s(r, "python"));
@@ -339,6 +364,19 @@ impl CheckJson {
             .collect()
     }
 
+    /// The kinds of the layers on the GPU that were wrong or whose call never returned (an
+    /// error, or the process died in it), in the check's words, each once.
+    pub fn failing_kinds(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for l in self.on("cuda") {
+            let bad = l.results.iter().any(|r| !r.ok) || l.backend.is_none();
+            if bad && !v.contains(&l.kind) {
+                v.push(l.kind.clone());
+            }
+        }
+        v
+    }
+
     fn on(&self, device: &str) -> Vec<&LayerJson> {
         self.all
             .iter()
@@ -439,8 +477,8 @@ impl CheckJson {
     }
 
     /// Why a run with these records is no pass, or None. `bypass`: the run was to have MIOpen
-    /// bypassed (it must prove that it was).
-    pub fn failure(&self, bypass: bool) -> Option<String> {
+    /// bypassed (all of it, or for some layer kinds), which it must prove.
+    pub fn failure(&self, bypass: &Bypass) -> Option<String> {
         if let Some(w) = self.wrong().first() {
             return Some(format!("wrong numbers: {w}"));
         }
@@ -451,41 +489,50 @@ impl CheckJson {
                 Self::counts(&self.on("cpu"))
             ));
         }
-        if bypass {
-            if self.processes == 0 {
-                return Some(
-                    "MIOpen bypass not in effect: no Python process of the command loaded \
-                     rdna1ctl's sitecustomize (an isolated interpreter: -I, -S or -E, or not \
-                     Python)"
-                        .into(),
-                );
-            }
-            if self.torch.is_none() || !self.bypass {
-                return Some(
-                    "MIOpen bypass not shown: no Python process of the command imported torch \
-                     with rdna1ctl's check loaded"
-                        .into(),
-                );
-            }
-            let gpu = self.on("cuda");
-            if let Some(l) = gpu
-                .iter()
-                .find(|l| matches!(l.backend.as_deref(), Some("MIOpen" | "cuDNN")))
-            {
-                return Some(format!(
-                    "MIOpen bypass not in effect: {} ran on {} (torch.backends.cudnn.enabled was \
-                     set back to True)",
-                    describe(l),
-                    l.backend.as_deref().unwrap_or("?")
-                ));
-            }
-            if !gpu.iter().any(|l| l.backend.as_deref() == Some("PyTorch")) {
-                return Some(
-                    "MIOpen bypass not shown: no convolution or batch norm of the command was \
-                     seen on the GPU with PyTorch's own kernels"
-                        .into(),
-                );
-            }
+        let kinds = match bypass {
+            Bypass::None => return None,
+            Bypass::All => None,
+            Bypass::Kinds(k) => Some(k.as_slice()),
+        };
+        if self.processes == 0 {
+            return Some(
+                "MIOpen bypass not in effect: no Python process of the command loaded \
+                 rdna1ctl's sitecustomize (an isolated interpreter: -I, -S or -E, or not \
+                 Python)"
+                    .into(),
+            );
+        }
+        if self.torch.is_none() || !self.bypass {
+            return Some(
+                "MIOpen bypass not shown: no Python process of the command imported torch \
+                 with rdna1ctl's check loaded"
+                    .into(),
+            );
+        }
+        let routed = |l: &&LayerJson| kinds.is_none_or(|k| k.iter().any(|k| l.kind.starts_with(k)));
+        let gpu: Vec<&LayerJson> = self.on("cuda").into_iter().filter(routed).collect();
+        if let Some(l) = gpu
+            .iter()
+            .find(|l| matches!(l.backend.as_deref(), Some("MIOpen" | "cuDNN")))
+        {
+            return Some(format!(
+                "MIOpen bypass not in effect: {} ran on {} (torch.backends.cudnn.enabled was \
+                 set back to True)",
+                describe(l),
+                l.backend.as_deref().unwrap_or("?")
+            ));
+        }
+        if !gpu.iter().any(|l| l.backend.as_deref() == Some("PyTorch")) {
+            return Some(match kinds {
+                None => "MIOpen bypass not shown: no convolution or batch norm of the command \
+                         was seen on the GPU with PyTorch's own kernels"
+                    .into(),
+                Some(k) => format!(
+                    "MIOpen bypass not shown: no layer of the kinds routed to PyTorch ({}) was \
+                     seen on the GPU",
+                    k.join(", ")
+                ),
+            });
         }
         None
     }
@@ -551,7 +598,7 @@ mod tests {
             result(2, "forward", 1e-7, true),
         ]);
         let c = summarize(&r);
-        assert_eq!(c.failure(false), None);
+        assert_eq!(c.failure(&Bypass::None), None);
         assert_eq!(
             c.verdict,
             "your network's 1 distinct convolution and 1 batch norm ran on the GPU (MIOpen) and \
@@ -570,7 +617,7 @@ mod tests {
             result(1, "weight gradient", 1e-2, false),
         ]);
         let c = summarize(&r);
-        let f = c.failure(false).unwrap();
+        let f = c.failure(&Bypass::None).unwrap();
         assert!(
             f.starts_with("wrong numbers: Conv2d 1x1 (float32): weight gradient off by 1.0e-2"),
             "{f}"
@@ -587,13 +634,17 @@ mod tests {
         ]);
         let c = summarize(&r);
         assert!(
-            c.failure(false).unwrap().starts_with("ran on the CPU"),
+            c.failure(&Bypass::None)
+                .unwrap()
+                .starts_with("ran on the CPU"),
             "{c:?}"
         );
         assert!(c.verdict.contains("ran on the CPU, none on the GPU"));
         // Under the bypass as well: the CPU is the trouble, not the bypass.
         assert!(
-            c.failure(true).unwrap().starts_with("ran on the CPU"),
+            c.failure(&Bypass::All)
+                .unwrap()
+                .starts_with("ran on the CPU"),
             "{c:?}"
         );
     }
@@ -602,8 +653,11 @@ mod tests {
     fn a_bypass_must_prove_itself() {
         // Not loaded at all (python -I): not credited.
         let c = summarize(&[]);
-        assert!(c.failure(true).unwrap().contains("isolated interpreter"));
-        assert_eq!(c.failure(false), None);
+        assert!(c
+            .failure(&Bypass::All)
+            .unwrap()
+            .contains("isolated interpreter"));
+        assert_eq!(c.failure(&Bypass::None), None);
         // Loaded, but a convolution ran on MIOpen (cudnn turned back on).
         let mut r = base();
         r[1]["bypass"] = json!(true);
@@ -612,7 +666,10 @@ mod tests {
             backend(1, "MIOpen"),
         ]);
         let c = summarize(&r);
-        assert!(c.failure(true).unwrap().contains("ran on MIOpen"), "{c:?}");
+        assert!(
+            c.failure(&Bypass::All).unwrap().contains("ran on MIOpen"),
+            "{c:?}"
+        );
         // Loaded, PyTorch's own kernels: bypassed.
         let mut r = base();
         r[1]["bypass"] = json!(true);
@@ -620,10 +677,13 @@ mod tests {
             layer(1, "Conv2d 3x3", "conv2d", "cuda:0"),
             backend(1, "PyTorch"),
         ]);
-        assert_eq!(summarize(&r).failure(true), None);
+        assert_eq!(summarize(&r).failure(&Bypass::All), None);
         // Loaded in a Python that never imported torch: nothing shows the bypass.
         let c = summarize(&[json!({"event": "start", "pid": 7})]);
-        assert!(c.failure(true).unwrap().contains("not shown"), "{c:?}");
+        assert!(
+            c.failure(&Bypass::All).unwrap().contains("not shown"),
+            "{c:?}"
+        );
     }
 
     #[test]

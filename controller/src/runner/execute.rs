@@ -113,7 +113,7 @@ pub fn execute(
         gpu: &gpu,
         check: check.as_ref(),
         battery: battery.as_ref(),
-        bypass: changes.miopen_bypassed,
+        bypass: &check::Bypass::of(changes),
     });
     Ok(Run {
         record,

@@ -157,6 +157,7 @@ mod tests {
             mtype: Some("enforce"),
             fresh_miopen: true,
             miopen_bypassed: true,
+            bypass_kinds: vec![],
         };
         let home = CacheBase {
             dir: PathBuf::from("/home/u/.cache/rdna1-mtype"),

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::check::CheckJson;
+use super::check::{Bypass, CheckJson};
 use super::gpu_work::{GpuWork, GpuWorkJson};
 use super::interpreter::Probe;
 use super::kmsg::Fault;
@@ -58,8 +58,8 @@ pub struct Evidence<'a> {
     pub check: Option<&'a CheckJson>,
     /// The battery's JSON line, when the battery ran.
     pub battery: Option<&'a Value>,
-    /// MIOpen was to be bypassed.
-    pub bypass: bool,
+    /// What the run asked of MIOpen's bypass.
+    pub bypass: &'a Bypass,
 }
 
 /// The battery's own one-line summary when it did not pass.
@@ -127,7 +127,7 @@ mod tests {
             gpu,
             check: None,
             battery: None,
-            bypass: false,
+            bypass: &Bypass::None,
         }
     }
 
@@ -155,7 +155,7 @@ mod tests {
         let mut e = ev(&r, &g);
         e.check = Some(&check);
         assert_eq!(judge(&e), None);
-        e.bypass = true;
+        e.bypass = &Bypass::All;
         assert!(judge(&e)
             .unwrap()
             .describe()

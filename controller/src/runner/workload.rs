@@ -41,6 +41,21 @@ pub struct Record {
     /// The last bytes of its standard output and error (at most 16 KiB each, lossy UTF-8).
     pub stdout_tail: String,
     pub stderr_tail: String,
+    /// Its standard error's MIOpen log lines and ROCr's fault message, the last
+    /// [`MIOPEN_LOG`] bytes of them (what MIOpen ran before a fault can be far above the
+    /// tail); not in the JSON.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub miopen_log: String,
+}
+
+/// How much of the MIOpen log lines of a run is kept to read.
+pub const MIOPEN_LOG: usize = 1 << 20;
+
+/// Whether a line of standard error is one that says what MIOpen ran: its log, or ROCr's
+/// message for a fault.
+fn is_miopen_line(line: &[u8]) -> bool {
+    line.windows(7).any(|w| w == b"MIOpen(") || line.starts_with(b"Memory access fault")
 }
 
 /// How a run that ran went wrong: what tells two failures apart.
@@ -113,6 +128,49 @@ pub fn tail_reader(mut r: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
         }
         let start = keep.len().saturating_sub(TAIL);
         keep.split_off(start)
+    })
+}
+
+/// Reads standard error to its end: the last [`TAIL`] bytes, and the last [`MIOPEN_LOG`]
+/// bytes of its MIOpen lines.
+pub fn log_reader(mut r: impl Read + Send + 'static) -> JoinHandle<(Vec<u8>, Vec<u8>)> {
+    std::thread::spawn(move || {
+        let (mut keep, mut log, mut line) = (Vec::new(), Vec::new(), Vec::new());
+        let mut buf = [0u8; 8192];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    keep.extend_from_slice(&buf[..n]);
+                    if keep.len() > 2 * TAIL {
+                        keep.drain(..keep.len() - TAIL);
+                    }
+                    for &b in &buf[..n] {
+                        // A line longer than the log's bound is no MIOpen line: cut it short.
+                        if line.len() < MIOPEN_LOG {
+                            line.push(b);
+                        }
+                        if b == b'\n' {
+                            if is_miopen_line(&line) {
+                                log.extend_from_slice(&line);
+                                if log.len() > 2 * MIOPEN_LOG {
+                                    log.drain(..log.len() - MIOPEN_LOG);
+                                }
+                            }
+                            line.clear();
+                        }
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if is_miopen_line(&line) {
+            log.extend_from_slice(&line);
+        }
+        let start = keep.len().saturating_sub(TAIL);
+        let log_start = log.len().saturating_sub(MIOPEN_LOG);
+        (keep.split_off(start), log.split_off(log_start))
     })
 }
 
@@ -246,7 +304,7 @@ pub fn run_with(
         g.start(child.id());
     }
     let out = child.stdout.take().map(tail_reader);
-    let err = child.stderr.take().map(tail_reader);
+    let err = child.stderr.take().map(log_reader);
     let mut last_tick = 0;
     let status = loop {
         match child.try_wait() {
@@ -283,7 +341,9 @@ pub fn run_with(
         rec.signal = st.signal();
     }
     rec.stdout_tail = joined(out);
-    rec.stderr_tail = joined(err);
+    let (err, log) = err.and_then(|h| h.join().ok()).unwrap_or_default();
+    rec.stderr_tail = String::from_utf8_lossy(&err).into_owned();
+    rec.miopen_log = String::from_utf8_lossy(&log).into_owned();
     // rdna1ctl, started to drop root and exec the command, could not: as a spawn error. Only
     // its exact shape (127, nothing on stdout, that one line), not a command's own exit 127.
     if user.is_some()

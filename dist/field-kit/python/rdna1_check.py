@@ -6,6 +6,10 @@ Loaded by rdna1ctl's sitecustomize.py (beside this file, put on PYTHONPATH by `r
 
 - RDNA1_MIOPEN_BYPASS=1: torch.backends.cudnn.enabled = False (ROCm builds check it before
   MIOpen: ConvParams::use_miopen, aten/src/ATen/native/Convolution.cpp);
+- RDNA1_MIOPEN_BYPASS_KINDS="BatchNorm2d training|Conv2d 1x1": the same for those layer kinds
+  only (a layer matches when its kind starts with one): the flag is off while the call runs
+  and, for a convolution, while its backward runs (convolution_backward reads the flag again;
+  a batch norm's backward follows its forward's choice);
 - always: every distinct convolution and batch-norm call (op, shapes, dtype, layout, device,
   the cudnn flag) is recorded once with the backend that runs it;
 - RDNA1_CHECK=numerics: and checked once against float64 on the CPU from the same inputs: the
@@ -144,10 +148,12 @@ class Checker:
     """Wraps torch.nn.functional's convolutions and batch_norm (the functions torch.nn's
     modules call) with a recorder, and with the numerics check if asked."""
 
-    def __init__(self, sink, numerics=False, bypass=False, self_test_cpu=False, inject=None):
+    def __init__(self, sink, numerics=False, bypass=False, self_test_cpu=False, inject=None,
+                 bypass_kinds=()):
         self.sink = sink
         self.numerics = numerics
         self.bypass = bypass
+        self.bypass_kinds = tuple(k for k in bypass_kinds if k) if not bypass else ()
         self.self_test_cpu = self_test_cpu
         # (kind substring, direction, factor): results of matching layers made wrong on
         # purpose, as a faulty backend would (RDNA1_CHECK_TEST_WRONG; tests only).
@@ -184,11 +190,15 @@ class Checker:
             if orig is None or getattr(orig, "_rdna1_check", False):
                 continue
             self.originals[op] = orig
-            setattr(F, op, self._wrap(op, orig))
+            wrapped = self._wrap(op, orig)
+            if self.bypass_kinds:
+                wrapped = self._route(op, wrapped)
+            setattr(F, op, wrapped)
         self.sink.write({
             "event": "torch", "format": FORMAT, "torch": getattr(torch, "__version__", None),
             "hip": getattr(torch.version, "hip", None), "cuda": getattr(torch.version, "cuda", None),
-            "bypass": self.bypass, "numerics": self.numerics,
+            "bypass": self.bypass, "bypass_kinds": list(self.bypass_kinds),
+            "numerics": self.numerics,
             "cudnn_enabled": bool(torch.backends.cudnn.enabled),
         })
         return self
@@ -218,6 +228,64 @@ class Checker:
         wrapper.__name__ = getattr(orig, "__name__", op)
         wrapper.__doc__ = getattr(orig, "__doc__", None)
         return wrapper
+
+    def _route(self, op, inner):
+        """`inner` with MIOpen bypassed for the layer kinds asked (RDNA1_MIOPEN_BYPASS_KINDS):
+        the cudnn flag off while the call runs and, for a convolution, while its backward
+        node runs (pre- and post-hooks on the node). Which calls match is decided once per
+        distinct call."""
+        torch = self.torch
+        get = self.cudnn_enabled
+        set_flag = getattr(torch._C, "_set_cudnn_enabled", None)
+        kinds = self.bypass_kinds
+        decided = {}
+        key_of = self._fast_key
+        is_conv = op != "batch_norm"
+
+        def flag(v):
+            if set_flag is not None:
+                set_flag(v)
+            else:
+                torch.backends.cudnn.enabled = v
+
+        def routed(*args, **kwargs):
+            try:
+                key = key_of(op, args, kwargs)
+                route = decided.get(key)
+                if route is None:
+                    params = _bind(op, args, kwargs)
+                    info = self._info(op, params)
+                    route = decided[key] = _kind(op, info).startswith(kinds)
+            except Exception:  # an argument that cannot be a key: never break the program
+                route = False
+            if not route:
+                return inner(*args, **kwargs)
+            before = get()
+            flag(False)
+            try:
+                out = inner(*args, **kwargs)
+            finally:
+                flag(before)
+            node = getattr(out, "grad_fn", None)
+            if is_conv and node is not None and hasattr(node, "register_prehook"):
+                saved = []
+
+                def pre(grad_outputs):
+                    saved.append(get())
+                    flag(False)
+
+                def post(grad_inputs, grad_outputs):
+                    flag(saved.pop() if saved else True)
+
+                node.register_prehook(pre)
+                node.register_hook(post)
+            return out
+
+        routed._rdna1_check = True
+        routed.__wrapped__ = inner
+        routed.__name__ = getattr(inner, "__name__", op)
+        routed.__doc__ = getattr(inner, "__doc__", None)
+        return routed
 
     def _fast_key(self, op, args, kwargs):
         """What makes a call distinct, cheaply (every call computes it, a few microseconds):
@@ -600,6 +668,9 @@ class Checker:
         if not self.inject:
             return None
         kind, where, factor = self.inject
+        # As a faulty MIOpen would: a layer routed around it (the cudnn flag off) is right.
+        if not rec.get("cudnn_enabled", True):
+            return None
         if where == direction and kind.lower() in rec["kind"].lower():
             return factor
         return None
@@ -743,14 +814,15 @@ def parse_inject(text):
         raise ValueError(f"RDNA1_CHECK_TEST_WRONG={text!r}: give KIND:output|weight:FACTOR")
 
 
-def install(numerics=False, bypass=False, directory=None, self_test_cpu=False, inject=None):
+def install(numerics=False, bypass=False, directory=None, self_test_cpu=False, inject=None,
+            bypass_kinds=()):
     """Installs the check (once per process): now if torch is imported, else when it is."""
     global _active
     if _active is not None:
         return _active
     sink = Sink(directory)
     _active = Checker(sink, numerics=numerics, bypass=bypass, self_test_cpu=self_test_cpu,
-                      inject=inject)
+                      inject=inject, bypass_kinds=bypass_kinds)
     sink.write({"event": "start", "format": FORMAT, "python": sys.executable,
                 "version": sys.version.split()[0], "argv": [str(a) for a in sys.argv[:8]]})
     if "torch" in sys.modules and hasattr(sys.modules["torch"], "nn"):
@@ -765,13 +837,16 @@ def install_from_environment():
     """What rdna1ctl asked for: RDNA1_CHECK_DIR, RDNA1_CHECK=numerics, RDNA1_MIOPEN_BYPASS=1,
     RDNA1_CHECK_SELF_TEST_CPU=1, RDNA1_CHECK_TEST_WRONG."""
     env = os.environ
-    if not (env.get("RDNA1_CHECK_DIR") or env.get("RDNA1_MIOPEN_BYPASS") == "1"):
+    kinds = tuple(k.strip() for k in env.get("RDNA1_MIOPEN_BYPASS_KINDS", "").split("|")
+                  if k.strip())
+    if not (env.get("RDNA1_CHECK_DIR") or env.get("RDNA1_MIOPEN_BYPASS") == "1" or kinds):
         return None
     return install(numerics=env.get("RDNA1_CHECK") == "numerics",
                    bypass=env.get("RDNA1_MIOPEN_BYPASS") == "1",
                    directory=env.get("RDNA1_CHECK_DIR") or None,
                    self_test_cpu=env.get("RDNA1_CHECK_SELF_TEST_CPU") == "1",
-                   inject=parse_inject(env.get("RDNA1_CHECK_TEST_WRONG")))
+                   inject=parse_inject(env.get("RDNA1_CHECK_TEST_WRONG")),
+                   bypass_kinds=kinds)
 
 
 class _TorchFinder:

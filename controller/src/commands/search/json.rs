@@ -35,16 +35,33 @@ pub struct SearchJson {
     pub policy_restored: Option<bool>,
     /// Every arm planned, in order, with its run (if it ran).
     pub arms: Vec<ArmJson>,
-    /// The first arm that passed, if one did.
+    /// The configuration kept: it passed three times, the baseline failed again, and it has
+    /// no switch its pass does not need (null: none).
     pub winner: Option<String>,
+    /// The search's arms that passed, in the order found (confirmations not counted).
+    pub passes: Vec<String>,
+    /// What became of the configurations that passed: kept, reduced, or intermittent.
+    pub settled: SettledJson,
+    /// The kept configuration itself (its lines are `keep_lines`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub kept: Option<Arm>,
     /// The arms that passed, fastest first (the battery's median steps/s, else run time).
     pub ranking: Vec<String>,
+    /// The kept configuration's speed against the baseline's and the full bypass's, where
+    /// they were measured.
+    pub speed_cost: Vec<String>,
     /// Neighbours in the ranking whose speeds are within noise of each other (their timed
     /// repeats overlap), in words.
     pub ranking_noise: Vec<String>,
-    /// Why the search ended where it did: `first pass`, `all arms run`, `--max-runs reached`,
-    /// `--budget spent`, `interrupted`, `environment cannot run the workload`.
+    /// Why the search ended where it did: `a configuration kept`, `nothing left to try`,
+    /// `the baseline passed again`, `--max-runs reached`, `--budget spent`, `interrupted`,
+    /// `environment cannot run the workload`.
     pub ended: String,
+    /// What was not tried because the search ended early (a bound, Ctrl-C), in words.
+    pub untried: Vec<String>,
+    /// When nothing passed: what to do next, the most likely first.
+    pub next_steps: Vec<String>,
     /// Why the environment cannot run the workload (no torch, a CUDA or CPU build, no GPU
     /// visible), when the baseline showed it: the search is then incomplete, no result.
     pub environment: Option<String>,
@@ -72,6 +89,8 @@ pub struct ArmJson {
     pub outcome: &'static str,
     /// How it failed, in words, if it did.
     pub failure: Option<String>,
+    /// The MIOpen solver its log shows running at the failure (elimination runs only).
+    pub solver_at_fault: Option<String>,
     pub record: Option<Record>,
     /// amdgpu page faults of the command's processes the kernel log showed during the run.
     pub faults: Vec<Fault>,
@@ -86,4 +105,25 @@ pub struct ArmJson {
     /// the owner's.
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub battery: Option<serde_json::Value>,
+}
+
+/// What became of the configurations that passed.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+pub struct SettledJson {
+    /// The switches dropped from the kept configuration: its pass did not need them.
+    pub dropped: Vec<String>,
+    /// Configurations that passed once and then failed (`ID: passed N of M`): not kept.
+    pub intermittent: Vec<String>,
+    /// The baseline passed when run again: the failure is intermittent and nothing is kept.
+    pub baseline_intermittent: bool,
+}
+
+impl From<super::plan::Settled> for SettledJson {
+    fn from(s: super::plan::Settled) -> SettledJson {
+        SettledJson {
+            dropped: s.dropped,
+            intermittent: s.intermittent,
+            baseline_intermittent: s.baseline_intermittent,
+        }
+    }
 }

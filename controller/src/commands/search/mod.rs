@@ -15,8 +15,12 @@
 
 mod arms;
 mod json;
+mod miopen_log;
+mod next_steps;
+mod plan;
 mod rank;
 mod render;
+mod solvers;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -40,8 +44,9 @@ use crate::runner::user::{self, RunAs};
 use crate::runner::{doctor_fix, script, Signals};
 use crate::runner::{keep, verdict};
 use crate::Ctx;
-use arms::{Arm, Situation};
+use arms::Arm;
 use json::{ArmJson, SearchJson};
+use plan::{Planner, Seen, Situation};
 use rank::Speed;
 
 pub use json::SearchJson as Document;
@@ -105,8 +110,9 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
              (reinstall rdna1-mtype)"
                 .to_owned()
         }),
+        only_rdna1: crate::gpus::kfd::only_rdna1(&ctx.root),
     };
-    let plan = arms::plan(&situation);
+    let mut planner = Planner::new(situation, args.all);
     let signals = Signals::install().context("installing signal handlers")?;
     let mut progress = Progress::stderr().named("rdna1ctl search");
     let home = run_as
@@ -161,9 +167,15 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         policy_restored: None,
         arms: Vec::new(),
         winner: None,
+        passes: Vec::new(),
+        settled: Default::default(),
+        kept: None,
         ranking: Vec::new(),
+        speed_cost: Vec::new(),
         ranking_noise: Vec::new(),
         ended: String::new(),
+        untried: Vec::new(),
+        next_steps: Vec::new(),
         environment: None,
         fixes: Vec::new(),
         keep_lines: Vec::new(),
@@ -192,7 +204,7 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         Some(d) => {
             let mut guard = Restore::record(d)?;
             doc.policy_before = Some(guard.before().into());
-            let r = search.all(&plan, Some(&mut guard), &mut doc, &mut progress);
+            let r = search.all(&mut planner, Some(&mut guard), &mut doc, &mut progress);
             let changed = guard.changed();
             let restored = guard.restore();
             doc.policy_restored = changed.then_some(restored.is_ok());
@@ -204,10 +216,14 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
             }
             r.and(restored.context("putting the policy back"))
         }
-        None => search.all(&plan, None, &mut doc, &mut progress),
+        None => search.all(&mut planner, None, &mut doc, &mut progress),
     };
     drop(signals);
-    if doc.environment.is_some() {
+    let base_passed = doc
+        .arms
+        .iter()
+        .any(|a| a.arm.id == "baseline" && a.outcome == "pass");
+    if doc.environment.is_some() || (doc.kept.is_none() && !base_passed && !doc.arms.is_empty()) {
         // --python as given (never the path the user's interpreter reported: doctor may run
         // it, as root).
         let python = args.workload.python.as_deref();
@@ -232,7 +248,7 @@ pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
         (Ok(()), true) => Code::Ok,
         (Ok(()), false) => Code::Problems,
     };
-    if let (Some(path), Some(_)) = (&args.keep, &doc.winner) {
+    if let (Some(path), false) = (&args.keep, doc.keep_lines.is_empty()) {
         match write_kept(path, &doc.keep_lines, run_as.as_ref()) {
             Ok(p) => doc.kept_to = Some(p.display().to_string()),
             Err(e) => {
@@ -258,71 +274,54 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    /// Runs the plan until the first pass (unless `--all`), the bounds, a signal, or a broken
-    /// environment seen at the baseline.
+    /// Runs what the planner asks until it is done (a configuration kept, or nothing left to
+    /// try), the bounds, a signal, or a broken environment seen at the baseline.
     fn all(
         &self,
-        plan: &[Arm],
+        planner: &mut Planner,
         mut guard: Option<&mut Restore<'_, Device>>,
         doc: &mut SearchJson,
         progress: &mut Progress,
     ) -> Result<()> {
         let t0 = Instant::now();
         let budget = Duration::from_secs_f64(self.args.budget);
+        let max = self.args.max_runs;
         let mut runs = 0u32;
-        let mut ended = "all arms run";
-        for arm in plan {
-            let not_run = |outcome| ArmJson {
-                arm: arm.clone(),
-                outcome,
-                failure: None,
-                record: None,
-                faults: Vec::new(),
-                other_faults: 0,
-                kmsg_error: None,
-                gpu_work: None,
-                check: None,
-                battery: None,
-            };
+        let mut ended: Option<&'static str> = None;
+        while let Some(arm) = planner.next() {
             if arm.skipped.is_some() {
-                doc.arms.push(not_run("skipped"));
-                continue;
-            }
-            if ended != "all arms run" {
-                doc.arms.push(not_run("not_run"));
-                continue;
-            }
-            if self.stop.load(Ordering::Relaxed) {
-                ended = "interrupted";
-                doc.arms.push(not_run("not_run"));
-                continue;
-            }
-            if runs >= self.args.max_runs {
-                ended = "--max-runs reached";
-                doc.arms.push(not_run("not_run"));
+                doc.arms.push(not_run(arm, "skipped"));
                 continue;
             }
             let left = budget.saturating_sub(t0.elapsed());
-            if left.is_zero() {
-                ended = "--budget spent";
-                doc.arms.push(not_run("not_run"));
-                continue;
+            let bound = if self.stop.load(Ordering::Relaxed) {
+                Some("interrupted")
+            } else if runs >= max {
+                Some("--max-runs reached")
+            } else if left.is_zero() {
+                Some("--budget spent")
+            } else {
+                None
+            };
+            if let Some(b) = bound {
+                ended = Some(b);
+                doc.untried.push(format!("{}: {}", arm.id, arm.what));
+                break;
             }
             runs += 1;
             let full = Duration::from_secs_f64(self.args.workload.timeout);
             let timeout = full.min(left);
-            progress.line(&format!("[{runs}] {}: {}", arm.id, arm.what));
-            let mut r = self.one(arm, guard.as_deref_mut(), timeout, progress)?;
+            progress.line(&format!("[{runs}/{max}] {}: {}", arm.id, arm.what));
+            let mut r = self.one(&arm, guard.as_deref_mut(), timeout, progress)?;
             // Cut short by what was left of the budget, not by --timeout: no verdict on the arm.
             if timeout < full && r.record.as_ref().is_some_and(|x| x.timed_out) {
                 r.outcome = "not_run";
                 r.failure = Some("stopped when --budget ran out".into());
-                ended = "--budget spent";
+                ended = Some("--budget spent");
             }
-            let passed = r.outcome == "pass";
             let interrupted = r.record.as_ref().is_some_and(|x| x.interrupted);
             progress.line(&format!(
-                "[{runs}] {}: {}{}",
+                "[{runs}/{max}] {}: {}{}",
                 arm.id,
                 r.outcome,
                 r.failure
@@ -337,20 +336,36 @@ impl Search<'_> {
                     verdict::environment_problem(self.probe, r.check.as_ref(), r.battery.as_ref())
                 })
                 .flatten();
+            if r.outcome != "not_run" {
+                planner.learn(&arm, &seen(&r));
+            }
             doc.arms.push(r);
             if interrupted {
-                ended = "interrupted";
+                ended = Some("interrupted");
             } else if let Some(p) = broken {
                 progress.line(&format!(
                     "stopped: the environment cannot run the workload: {p}"
                 ));
                 doc.environment = Some(p);
-                ended = "environment cannot run the workload";
-            } else if passed && !self.args.all {
-                ended = "first pass";
+                ended = Some("environment cannot run the workload");
+            }
+            if ended.is_some() {
+                break;
             }
         }
-        doc.ended = ended.into();
+        if ended.is_some() && doc.environment.is_none() {
+            doc.untried.extend(planner.untried());
+        }
+        doc.kept = planner.settled.kept.clone();
+        doc.settled = planner.settled.clone().into();
+        doc.passes = planner.passes().iter().map(|(a, _)| a.id.clone()).collect();
+        doc.ended = ended
+            .unwrap_or(match &planner.settled.kept {
+                Some(_) => "a configuration kept",
+                None if planner.settled.baseline_intermittent => "the baseline passed again",
+                None => "nothing left to try",
+            })
+            .into();
         Ok(())
     }
 
@@ -365,7 +380,9 @@ impl Search<'_> {
             let mode = Mode::parse(m.as_bytes()).unwrap_or(Mode::Off);
             g.set_mode(mode)?;
         }
-        let run = execute::execute(&self.setup, &arm.changes, timeout, progress, &arm.id)?;
+        let mut changes = arm.changes.clone();
+        changes.set.extend(arm.diagnostics.iter().cloned());
+        let run = execute::execute(&self.setup, &changes, timeout, progress, &arm.id)?;
         let outcome = if run.record.interrupted {
             "not_run"
         } else if run.failure.is_none() {
@@ -373,6 +390,9 @@ impl Search<'_> {
         } else {
             "fail"
         };
+        let solver = (!arm.diagnostics.is_empty() && run.failure.is_some())
+            .then(|| miopen_log::running_solver(&run.record.miopen_log))
+            .flatten();
         Ok(ArmJson {
             arm: arm.clone(),
             outcome,
@@ -380,6 +400,7 @@ impl Search<'_> {
                 Some(e) => e.clone(),
                 None => f.describe(),
             }),
+            solver_at_fault: solver,
             record: Some(run.record),
             faults: run.faults,
             other_faults: run.other_faults,
@@ -388,6 +409,39 @@ impl Search<'_> {
             check: run.check,
             battery: run.battery,
         })
+    }
+}
+
+/// An arm listed without a run.
+fn not_run(arm: Arm, outcome: &'static str) -> ArmJson {
+    ArmJson {
+        arm,
+        outcome,
+        failure: None,
+        solver_at_fault: None,
+        record: None,
+        faults: Vec::new(),
+        other_faults: 0,
+        kmsg_error: None,
+        gpu_work: None,
+        check: None,
+        battery: None,
+    }
+}
+
+/// What a run showed that the plan reads.
+fn seen(r: &ArmJson) -> Seen {
+    let record = r.record.as_ref();
+    Seen {
+        passed: r.outcome == "pass",
+        crashed: !r.faults.is_empty() || record.is_some_and(|x| x.signal.is_some()),
+        miopen_log: record.map(|x| x.miopen_log.clone()).unwrap_or_default(),
+        failing_kinds: r
+            .check
+            .as_ref()
+            .map(|c| c.failing_kinds())
+            .unwrap_or_default(),
+        speed: Speed::of(r.battery.as_ref()).map(|s| s.median),
     }
 }
 
@@ -429,11 +483,16 @@ fn numbers(doc: &SearchJson, a: &ArmJson) -> String {
     }
 }
 
-/// The winner, ranking, what to keep and the verdicts.
+/// The verdicts, the ranking, what to keep and, when nothing passed, what to do next.
 fn conclude(doc: &mut SearchJson, home: Option<&Path>, keep_to: Option<&Path>) {
     let arms = std::mem::take(&mut doc.arms);
-    let passed: Vec<&ArmJson> = arms.iter().filter(|a| a.outcome == "pass").collect();
-    doc.winner = passed.first().map(|a| a.arm.id.clone());
+    // The search's own passes (not the runs that settled one).
+    let searched = |a: &&ArmJson| !matches!(a.arm.step, "confirm" | "baseline-again" | "minimize");
+    let passed: Vec<&ArmJson> = arms
+        .iter()
+        .filter(searched)
+        .filter(|a| a.outcome == "pass")
+        .collect();
     let (ranked, noise) = rank::rank(&passed);
     doc.ranking = ranked.iter().map(|a| a.arm.id.clone()).collect();
     doc.ranking_noise = noise;
@@ -444,31 +503,96 @@ fn conclude(doc: &mut SearchJson, home: Option<&Path>, keep_to: Option<&Path>) {
         .and_then(|b| b.failure.clone());
     let base_passed = baseline.is_some_and(|b| b.outcome == "pass");
     let ran = arms.iter().filter(|a| a.record.is_some()).count();
-    doc.verdict = match (&doc.environment, passed.first(), &base_failure) {
+    let kept = doc.kept.clone();
+    // A baseline pass is the winner, with nothing to keep.
+    doc.winner = kept
+        .as_ref()
+        .map(|k| k.id.clone())
+        .or_else(|| base_passed.then(|| "baseline".to_owned()));
+    // The kept configuration's last pass: its numbers.
+    let kept_run = kept.as_ref().and_then(|k| {
+        arms.iter()
+            .rev()
+            .find(|a| a.outcome == "pass" && a.arm.changes == k.changes)
+    });
+    if let (Some(k), Some(run)) = (&kept, kept_run) {
+        doc.speed_cost = speed_cost(&arms, k, run);
+    }
+    let cut_short = !doc.untried.is_empty();
+    let untried = if cut_short {
+        format!(
+            " The search was cut short ({}): not tried: {}.",
+            doc.ended,
+            doc.untried.join("; ")
+        )
+    } else {
+        String::new()
+    };
+    let intermittent = if doc.settled.intermittent.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " Passed once, then failed (intermittent, not kept): {}.",
+            doc.settled.intermittent.join("; ")
+        )
+    };
+    doc.verdict = match (&doc.environment, &kept, &base_failure) {
         (Some(env), _, _) => format!(
             "incomplete: the environment cannot run the workload ({env}). This is no result \
              about the GPU: fix the environment (doctor's fixes below), then search again."
         ),
-        (None, Some(w), _) if w.arm.id == "baseline" => format!(
-            "It trains on the GPU as it is: the baseline passed{}. Nothing to change.",
-            numbers(doc, w)
+        _ if base_passed => format!(
+            "It trains on the GPU as it is: the baseline passed{}. Nothing to change, nothing \
+             to keep.",
+            baseline.map(|b| numbers(doc, b)).unwrap_or_default()
         ),
-        (None, Some(w), Some(bf)) => format!(
-            "At baseline it failed ({bf}). {} made it train on the GPU: {}{}.",
-            if w.arm.id.contains('+') {
-                "Two changes together"
-            } else {
-                "One change"
-            },
-            w.arm.what,
-            numbers(doc, w)
+        _ if doc.settled.baseline_intermittent => format!(
+            "The failure is intermittent: the baseline failed ({}) and then passed when run \
+             again (RDNA1 faults come and go: MIOpen #1613). A configuration that passed three \
+             times proves little against that, so nothing is kept. Run `rdna1ctl report` \
+             several times to see how often it fails.{intermittent}",
+            base_failure.as_deref().unwrap_or("failed")
         ),
-        (None, Some(w), None) => format!("{} passed{}.", w.arm.what, numbers(doc, w)),
+        (None, Some(k), bf) => {
+            let n = plan::switch_count(&k.changes, doc.mode_in_force.or(Some("off")));
+            format!(
+                "{}{}made it train on the GPU: {}{}. It passed {} times{}{}.{intermittent}",
+                bf.as_ref()
+                    .map(|f| format!("At baseline it failed ({f}). "))
+                    .unwrap_or_default(),
+                match n {
+                    1 => "One change ".to_owned(),
+                    n => format!("{n} changes together "),
+                },
+                k.what,
+                kept_run.map(|r| numbers(doc, r)).unwrap_or_default(),
+                1 + plan::CONFIRMATIONS,
+                if base_failure.is_some() {
+                    " and the baseline failed again"
+                } else {
+                    ""
+                },
+                if doc.settled.dropped.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; not needed, so not kept: {}",
+                        doc.settled.dropped.join(", ")
+                    )
+                }
+            )
+        }
         (None, None, bf) => format!(
-            "No configuration tried made it pass ({ran} run(s){}). Attach `rdna1ctl search --all --json` to a bug report.",
-            bf.as_ref().map(|f| format!("; baseline: {f}")).unwrap_or_default()
+            "No configuration tried made it pass ({ran} run(s){}).{intermittent}{untried} \
+             Next steps below.",
+            bf.as_ref()
+                .map(|f| format!("; baseline: {f}"))
+                .unwrap_or_default()
         ),
     };
+    if doc.environment.is_none() && kept.is_none() && !base_passed {
+        doc.next_steps = next_steps::next_steps(&arms, &doc.fixes);
+    }
     let enforce = arms.iter().find(|a| a.arm.id == "mtype-enforce");
     let e_out = enforce.map(|e| e.outcome);
     doc.mtype_verdict = match (enforce, e_out, &base_failure) {
@@ -486,22 +610,56 @@ fn conclude(doc: &mut SearchJson, home: Option<&Path>, keep_to: Option<&Path>) {
             "forcing MTYPE_NC did not make it pass (MTYPE off: {bf}; enforce: {}): MTYPE is not the cause here",
             e.failure.as_deref().unwrap_or("failed")
         ),
-        (Some(e), Some("fail"), None) if base_passed => format!(
-            "forcing MTYPE_NC broke it: it passed with MTYPE off and failed under enforce ({})",
-            e.failure.as_deref().unwrap_or("failed")
-        ),
-        (_, Some("pass"), None) if base_passed => {
-            "MTYPE did not matter: it passed with MTYPE off and with MTYPE_NC forced".into()
-        }
         _ if base_passed => "MTYPE did not matter: it passed with MTYPE off".into(),
+        _ if kept.is_some() => format!(
+            "MTYPE not tested: the search kept {} before MTYPE's step (the plan tries MTYPE_NC \
+             last; `rdna1ctl report` tests it alone)",
+            doc.winner.as_deref().unwrap_or("a configuration")
+        ),
         _ => "MTYPE not tested: the search ended before its arm".into(),
     };
-    if let Some(w) = passed.first() {
+    if let Some(k) = &kept {
         let base = keep::cache_base(home, keep_to);
-        doc.keep_lines = keep::lines(&w.arm.id, &w.arm.what, &w.arm.changes, &base);
+        doc.keep_lines = keep::lines(&k.id, &k.what, &k.changes, &base);
     }
     drop(passed);
+    drop(ranked);
     doc.arms = arms;
+}
+
+/// The kept configuration's speed against the baseline's and the full bypass's.
+fn speed_cost(arms: &[ArmJson], kept: &Arm, run: &ArmJson) -> Vec<String> {
+    let Some(k) = Speed::of(run.battery.as_ref()) else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    for (id, name) in [
+        ("baseline", "baseline MIOpen"),
+        ("miopen-bypassed", "MIOpen bypassed"),
+    ] {
+        if kept.id == id {
+            continue;
+        }
+        if let Some(o) = arms
+            .iter()
+            .find(|a| a.arm.id == id && a.outcome == "pass")
+            .and_then(|a| Speed::of(a.battery.as_ref()))
+        {
+            let noise = if k.within_noise(&o) {
+                ": within noise"
+            } else {
+                ""
+            };
+            v.push(format!(
+                "{} {} against {name}'s {} ({:.2}x){noise}",
+                kept.id,
+                k.describe(),
+                o.describe(),
+                k.median / o.median
+            ));
+        }
+    }
+    v
 }
 
 /// Writes the kept configuration to `path` (new next to it, then moved into place: never
@@ -566,6 +724,7 @@ mod tests {
                     },
                     outcome,
                     failure: failure.map(str::to_owned),
+                    solver_at_fault: None,
                     record: Some(workload::Record::default()),
                     faults: vec![],
                     other_faults: 0,
@@ -576,9 +735,15 @@ mod tests {
                 })
                 .collect(),
             winner: None,
+            passes: vec![],
+            settled: Default::default(),
+            kept: None,
             ranking: vec![],
+            speed_cost: vec![],
             ranking_noise: vec![],
             ended: String::new(),
+            untried: vec![],
+            next_steps: vec![],
             environment: None,
             fixes: vec![],
             keep_lines: vec![],
@@ -599,20 +764,48 @@ mod tests {
         ]);
         conclude(&mut d, None, None);
         assert!(!d.verdict.contains("signal 15"), "{}", d.verdict);
-        // Passing with MTYPE off and failing under enforce: enforce broke it.
-        let mut d = doc_with(&[
-            ("baseline", "pass", None),
-            ("mtype-enforce", "fail", Some("exit 1")),
-        ]);
-        conclude(&mut d, None, None);
-        assert!(d.mtype_verdict.contains("broke it"), "{}", d.mtype_verdict);
-        // A combination is two changes, not one.
+        // A kept configuration of two switches is two changes; what was dropped is said.
         let mut d = doc_with(&[
             ("baseline", "fail", Some("exit 1")),
-            ("override-10.1.0+miopen-no-gemm", "pass", None),
+            ("eliminate-3", "pass", None),
         ]);
+        let mut k = d.arms[1].arm.clone();
+        k.changes.set = vec![
+            ("MIOPEN_DEBUG_CONV_GEMM".into(), "0".into()),
+            ("MIOPEN_DEBUG_CONV_DIRECT_OCL_WRW2".into(), "0".into()),
+        ];
+        k.changes.mtype = Some("off");
+        d.arms[1].arm.changes = k.changes.clone();
+        d.kept = Some(k);
+        d.settled.dropped = vec!["HSA_OVERRIDE_GFX_VERSION unset".into()];
         conclude(&mut d, None, None);
-        assert!(d.verdict.contains("Two changes together"), "{}", d.verdict);
+        assert!(d.verdict.contains("2 changes together"), "{}", d.verdict);
+        assert!(
+            d.verdict.contains("not kept: HSA_OVERRIDE"),
+            "{}",
+            d.verdict
+        );
+        assert_eq!(d.winner.as_deref(), Some("eliminate-3"));
+        // Nothing passed: next steps that exist, never "attach to a bug report".
+        let mut d = doc_with(&[("baseline", "fail", Some("exit 1"))]);
+        conclude(&mut d, None, None);
+        assert!(d.verdict.contains("Next steps below"), "{}", d.verdict);
+        assert!(!d.verdict.contains("bug report"), "{}", d.verdict);
+        assert!(
+            d.next_steps.iter().any(|n| n.contains("TheRock")),
+            "{:?}",
+            d.next_steps
+        );
+        // The baseline passing again: intermittent, nothing kept.
+        let mut d = doc_with(&[("baseline", "fail", Some("exit 1"))]);
+        d.settled.baseline_intermittent = true;
+        conclude(&mut d, None, None);
+        assert!(
+            d.verdict.starts_with("The failure is intermittent"),
+            "{}",
+            d.verdict
+        );
+        assert!(d.keep_lines.is_empty());
     }
 
     #[test]

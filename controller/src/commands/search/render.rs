@@ -7,14 +7,9 @@ use anyhow::Result;
 use super::json::SearchJson;
 
 pub fn human(doc: &SearchJson, out: &mut impl Write) -> Result<()> {
-    // Combinations that never ran are counted, not listed; a skip's reason is said once.
-    let mut quiet = 0;
+    // A skip's reason is said once.
     let mut reasons: Vec<&str> = Vec::new();
     for a in &doc.arms {
-        if a.record.is_none() && a.arm.id.contains('+') {
-            quiet += 1;
-            continue;
-        }
         let detail = match a.outcome {
             "skipped" => {
                 let why = a.arm.skipped.as_deref().unwrap_or_default();
@@ -36,13 +31,13 @@ pub fn human(doc: &SearchJson, out: &mut impl Write) -> Result<()> {
                 if let Some(s) = super::rank::Speed::of(a.battery.as_ref()) {
                     d.push_str(&format!(", {}", s.describe()));
                 }
+                if let Some(s) = &a.solver_at_fault {
+                    d.push_str(&format!("; MIOpen was running {s}"));
+                }
                 d
             }
         };
         writeln!(out, "{:<8} {:<36} {detail}", a.outcome, a.arm.id)?;
-    }
-    if quiet > 0 {
-        writeln!(out, "         ({quiet} combinations not run)")?;
     }
     for r in reasons {
         writeln!(out, "skipped: {r}")?;
@@ -55,8 +50,17 @@ pub fn human(doc: &SearchJson, out: &mut impl Write) -> Result<()> {
     for f in &doc.fixes {
         writeln!(out, "  doctor: {f}")?;
     }
+    if !doc.next_steps.is_empty() {
+        writeln!(out, "next steps:")?;
+        for (i, n) in doc.next_steps.iter().enumerate() {
+            writeln!(out, "  {}. {n}", i + 1)?;
+        }
+    }
     writeln!(out, "{}", doc.mtype_verdict)?;
     writeln!(out, "search ended: {}", doc.ended)?;
+    for c in &doc.speed_cost {
+        writeln!(out, "speed: {c}")?;
+    }
     if doc.ranking.len() > 1 {
         writeln!(out, "passed, fastest first: {}", doc.ranking.join(", "))?;
         for n in &doc.ranking_noise {

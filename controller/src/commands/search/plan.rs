@@ -1,0 +1,824 @@
+//! What the search runs next, from what the runs so far showed: the plan in the order the
+//! evidence gives (docs/CLI.md, search, cites each source), then, for the configuration that
+//! passed, what is kept.
+//!
+//! 1. The baseline: the owner's environment as it is. A pass ends the search: nothing to keep.
+//! 2. Prerequisites, kept for every later step (and dropped at the end if not needed): only
+//!    the RDNA1 GPU visible on a host with several; the override fix (a foreign ISA removed,
+//!    or gfx1010 code on a gfx1011/gfx1012).
+//! 3. MIOpen's find mode FAST: no candidates executed in find.
+//! 4. Elimination: the failing configuration run with MIOpen's log; the solver running at the
+//!    fault switched off by its own variable (its family where it has none), cumulatively,
+//!    until it passes or the log names nothing (then pairs of families).
+//! 5. MIOpen's build filters: its GCN assembly kernels, then its OpenCL convolutions off.
+//! 6. MIOpen bypassed for the failing layer kinds only (BatchNorm training on gfx101x, or what
+//!    the check named), then for everything.
+//! 7. MTYPE_NC enforced by rdna1_mtype.
+//!
+//! A configuration that passes is kept only if it holds: two more passes, and the baseline
+//! failing again (else the fault is intermittent and nothing is kept); then each of its
+//! switches is dropped where the pass does not need it, and what is left passes twice more.
+
+use std::collections::VecDeque;
+
+use rdna1_mtype_shared::policy::Mode;
+
+use super::arms::{self, Arm, FAMILIES};
+use super::miopen_log;
+use super::solvers;
+use crate::runner::changes::Changes;
+
+/// Elimination runs at most (each switches one more solver off).
+pub const ELIMINATION_STEPS: u32 = 8;
+/// Passes a configuration needs besides the one that found it.
+pub const CONFIRMATIONS: u32 = 2;
+
+/// What the plan is made from.
+#[derive(Clone, Debug, Default)]
+pub struct Situation {
+    /// Why the module's arms cannot run (not loaded, not root, ...), or None if they can.
+    pub no_module: Option<String>,
+    /// The module's mode, left as it is, when the search cannot set it (None: no module).
+    pub mode_now: Option<&'static str>,
+    /// HSA_OVERRIDE_GFX_VERSION in the owner's environment.
+    pub override_now: Option<String>,
+    /// The override worth trying (never a foreign ISA): `Some("10.1.0")` on a gfx1011/gfx1012.
+    pub override_advised: Option<String>,
+    /// Why MIOpen cannot be bypassed (rdna1ctl's in-process check is not installed), or None.
+    pub no_bypass: Option<String>,
+    /// `ROCR_VISIBLE_DEVICES` that leaves only the RDNA1 GPU visible, on a host where ROCm
+    /// sees several GPUs (None: one GPU, or none found).
+    pub only_rdna1: Option<String>,
+}
+
+/// What a run showed that the plan reads.
+#[derive(Clone, Debug, Default)]
+pub struct Seen {
+    pub passed: bool,
+    /// Ended by a GPU fault of its own or a signal (a crash, not a wrong answer).
+    pub crashed: bool,
+    /// The MIOpen log lines of its standard error.
+    pub miopen_log: String,
+    /// The layer kinds that failed or that it died in, in the check's words ("BatchNorm2d
+    /// training", "Conv2d 1x1").
+    pub failing_kinds: Vec<String>,
+    /// Its measured speed (the battery's median steps/s), if any.
+    pub speed: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    Baseline,
+    Prerequisites,
+    FindFast,
+    Eliminate,
+    Filters,
+    Selective,
+    Bypass,
+    Mtype,
+    /// Every search step done (`--all`: the best pass is settled now).
+    Searched,
+    Confirm,
+    BaselineAgain,
+    Minimize,
+    ConfirmMinimal,
+    Done,
+}
+
+/// A switch of a configuration, as minimization drops it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Switch {
+    Set(String, String),
+    Unset(String),
+    Mode(&'static str),
+    Bypass,
+    BypassKinds,
+}
+
+impl Switch {
+    fn name(&self) -> String {
+        match self {
+            Switch::Set(k, _) | Switch::Unset(k) => k.clone(),
+            Switch::Mode(m) => format!("mtype-{m}"),
+            Switch::Bypass => "miopen-bypassed".into(),
+            Switch::BypassKinds => "miopen-bypassed-for".into(),
+        }
+    }
+
+    fn words(&self) -> String {
+        match self {
+            Switch::Set(k, v) => format!("{k}={v}"),
+            Switch::Unset(k) => format!("{k} unset"),
+            Switch::Mode(m) => format!("rdna1_mtype in mode {m}"),
+            Switch::Bypass => "MIOpen bypassed".into(),
+            Switch::BypassKinds => "MIOpen bypassed for some layer kinds".into(),
+        }
+    }
+}
+
+/// A configuration's switches, in the order they were added.
+fn switches(c: &Changes, mode_base: Option<&'static str>) -> Vec<Switch> {
+    let mut v: Vec<Switch> = c
+        .set
+        .iter()
+        .map(|(k, val)| Switch::Set(k.clone(), val.clone()))
+        .collect();
+    v.extend(c.unset.iter().map(|k| Switch::Unset(k.clone())));
+    if let Some(m) = c.mtype.filter(|m| Some(*m) != mode_base) {
+        v.push(Switch::Mode(m));
+    }
+    if c.miopen_bypassed {
+        v.push(Switch::Bypass);
+    }
+    if !c.bypass_kinds.is_empty() {
+        v.push(Switch::BypassKinds);
+    }
+    v
+}
+
+/// How many changes a configuration makes besides the mode every arm has (`mode_base`).
+pub fn switch_count(c: &Changes, mode_base: Option<&'static str>) -> usize {
+    switches(c, mode_base).len()
+}
+
+/// `c` without switch `s`.
+fn without(c: &Changes, s: &Switch, mode_base: Option<&'static str>) -> Changes {
+    let mut c = c.clone();
+    match s {
+        Switch::Set(k, _) => c.set.retain(|(n, _)| n != k),
+        Switch::Unset(k) => c.unset.retain(|n| n != k),
+        Switch::Mode(_) => c.mtype = mode_base,
+        Switch::Bypass => c.miopen_bypassed = false,
+        Switch::BypassKinds => c.bypass_kinds.clear(),
+    }
+    c.fresh_miopen = c.set.iter().any(|(k, _)| k.starts_with("MIOPEN_"));
+    c
+}
+
+/// What became of the configuration that passed.
+#[derive(Clone, Debug, Default)]
+pub struct Settled {
+    /// The configuration kept: it passed every time it ran, the baseline failed again, and
+    /// it has no switch its pass does not need.
+    pub kept: Option<Arm>,
+    /// Switches dropped because the pass did not need them.
+    pub dropped: Vec<String>,
+    /// Configurations that passed once and then failed: not kept (`id: passed N of M`).
+    pub intermittent: Vec<String>,
+    /// The baseline passed when run again: the failure is intermittent, nothing is kept.
+    pub baseline_intermittent: bool,
+}
+
+pub struct Planner {
+    s: Situation,
+    all: bool,
+    step: Step,
+    queue: VecDeque<Arm>,
+    /// The owner's baseline and the prerequisites kept so far.
+    base: Changes,
+    /// The mode every arm has unless it sets one (off, or what is in force without the module).
+    mode_base: Option<&'static str>,
+    /// Elimination's switches, in order, with the solver that made each.
+    eliminated: Vec<(String, String)>,
+    elimination_runs: u32,
+    /// The family pairs are the elimination's last resort (the log named no solver).
+    pairs_queued: bool,
+    /// A failure so far was a crash (a GPU fault or a signal): elimination has one to trace.
+    crashed: bool,
+    /// Layer kinds that failed anywhere, in the check's words.
+    failing_kinds: Vec<String>,
+    /// Passing configurations, with their speeds (`--all`), in the order found.
+    passes: Vec<(Arm, Option<f64>)>,
+    /// The configuration being settled: passed, then confirmed, then reduced.
+    candidate: Option<Arm>,
+    /// Its passes and runs so far.
+    tally: (u32, u32),
+    /// Minimization: the reduced configuration so far, and the switches left to try.
+    reduced: Option<Changes>,
+    to_drop: Vec<Switch>,
+    pub settled: Settled,
+}
+
+impl Planner {
+    pub fn new(s: Situation, all: bool) -> Planner {
+        let mode_base = if s.no_module.is_some() {
+            s.mode_now
+        } else {
+            arms::mode(Mode::Off)
+        };
+        Planner {
+            s,
+            all,
+            step: Step::Baseline,
+            queue: VecDeque::new(),
+            base: Changes {
+                mtype: mode_base,
+                ..Changes::default()
+            },
+            mode_base,
+            eliminated: Vec::new(),
+            elimination_runs: 0,
+            pairs_queued: false,
+            crashed: false,
+            failing_kinds: Vec::new(),
+            passes: Vec::new(),
+            candidate: None,
+            tally: (0, 0),
+            reduced: None,
+            to_drop: Vec::new(),
+            settled: Settled::default(),
+        }
+    }
+
+    /// The next arm to run or to list as skipped; None when the plan is done.
+    pub fn next(&mut self) -> Option<Arm> {
+        loop {
+            if let Some(a) = self.queue.pop_front() {
+                return Some(a);
+            }
+            if self.step == Step::Done {
+                return None;
+            }
+            self.advance();
+        }
+    }
+
+    /// The steps not reached, in words (the search ended early: a bound or Ctrl-C).
+    pub fn untried(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .queue
+            .iter()
+            .filter(|a| a.skipped.is_none())
+            .map(|a| format!("{}: {}", a.id, a.what))
+            .collect();
+        let later: &[(Step, &str)] = &[
+            (
+                Step::Prerequisites,
+                "the prerequisites (the override fix, one GPU visible)",
+            ),
+            (Step::FindFast, "MIOpen's find mode FAST"),
+            (
+                Step::Eliminate,
+                "switching off the MIOpen solvers that fault, one by one",
+            ),
+            (
+                Step::Filters,
+                "MIOpen's build filters (GCN assembly, OpenCL convolutions off)",
+            ),
+            (
+                Step::Selective,
+                "MIOpen bypassed for the failing layer kinds",
+            ),
+            (Step::Bypass, "MIOpen bypassed"),
+            (Step::Mtype, "MTYPE_NC enforced"),
+        ];
+        if self.step <= Step::Mtype {
+            v.extend(
+                later
+                    .iter()
+                    .filter(|(s, _)| *s > self.step)
+                    .map(|(_, w)| (*w).to_owned()),
+            );
+        } else if self.step < Step::Done {
+            v.push("confirming and reducing the configuration that passed".into());
+        }
+        v
+    }
+
+    fn push(&mut self, mut a: Arm, skipped: Option<String>) {
+        a.skipped = skipped;
+        if a.skipped.is_none() && (a.changes.mtype != self.mode_base || a.step == "mtype") {
+            a.skipped = self
+                .s
+                .no_module
+                .as_ref()
+                .map(|w| format!("needs rdna1_mtype: {w}"));
+        }
+        if a.skipped.is_none() && (a.changes.miopen_bypassed || !a.changes.bypass_kinds.is_empty())
+        {
+            a.skipped = self.s.no_bypass.clone();
+        }
+        self.queue.push_back(a);
+    }
+
+    fn with_switches(&self) -> Changes {
+        let mut c = self.base.clone();
+        for (var, _) in &self.eliminated {
+            c = Arm::set(&c, var, "0");
+        }
+        c
+    }
+
+    /// Moves to the next step and queues its arms.
+    fn advance(&mut self) {
+        use Step::*;
+        self.step = match self.step {
+            Baseline => {
+                let what = match (&self.s.no_module, self.s.mode_now) {
+                    (None, _) => "nothing: your environment as it is, MTYPE off".to_owned(),
+                    (Some(_), Some(m)) => {
+                        format!("nothing: your environment as it is, rdna1_mtype left in mode {m}")
+                    }
+                    (Some(_), None) => {
+                        "nothing: your environment as it is (no rdna1_mtype)".to_owned()
+                    }
+                };
+                self.push(arms::baseline(what, self.mode_base), None);
+                // Run, then learn() moves on (or ends on a pass).
+                Prerequisites
+            }
+            Prerequisites => {
+                self.queue_prerequisites();
+                FindFast
+            }
+            FindFast => {
+                let c = Arm::set(&self.base, "MIOPEN_FIND_MODE", "FAST");
+                self.push(
+                    Arm::new(
+                        "miopen-find-fast",
+                        "find-fast",
+                        "MIOPEN_FIND_MODE=FAST: MIOpen picks a solver without executing the \
+                         candidates (its find executes every one, so one faulty candidate kills \
+                         the run)",
+                        c,
+                    ),
+                    None,
+                );
+                Eliminate
+            }
+            Eliminate => {
+                for a in arms::not_applicable(&self.base) {
+                    let why = a.skipped.clone();
+                    self.push(a, why);
+                }
+                if self.crashed {
+                    self.queue_elimination();
+                } else {
+                    let a = Arm::new(
+                        "eliminate-1",
+                        "eliminate",
+                        "MIOpen's solvers switched off where one faulted",
+                        self.base.clone(),
+                    );
+                    self.push(
+                        a,
+                        Some(
+                            "no GPU fault or crash to trace: solvers are switched off only                              where MIOpen's log names the one running at a fault"
+                                .into(),
+                        ),
+                    );
+                }
+                Filters
+            }
+            Filters => {
+                let c = self.with_switches();
+                for (var, what) in [
+                    (
+                        "MIOPEN_DEBUG_GCN_ASM_KERNELS",
+                        "MIOpen's GCN assembly kernels off (MIOPEN_DEBUG_GCN_ASM_KERNELS=0)",
+                    ),
+                    (
+                        "MIOPEN_DEBUG_OPENCL_CONVOLUTIONS",
+                        "MIOpen's OpenCL convolution kernels off \
+                         (MIOPEN_DEBUG_OPENCL_CONVOLUTIONS=0)",
+                    ),
+                ] {
+                    let id = format!(
+                        "miopen-no-{}",
+                        if var.contains("GCN") { "asm" } else { "opencl" }
+                    );
+                    self.push(
+                        Arm::new(
+                            id,
+                            "filters",
+                            self.plus_switches(what),
+                            Arm::set(&c, var, "0"),
+                        ),
+                        None,
+                    );
+                }
+                Selective
+            }
+            Selective => {
+                let kinds = if self.failing_kinds.is_empty() {
+                    vec!["BatchNorm".to_owned()]
+                } else {
+                    self.failing_kinds.clone()
+                };
+                let mut c = self.with_switches();
+                c.bypass_kinds = kinds.clone();
+                self.push(
+                    Arm::new(
+                        "miopen-bypassed-for",
+                        "bypass-selective",
+                        self.plus_switches(&format!(
+                            "MIOpen bypassed for {} only: PyTorch's own GPU kernels there, \
+                             MIOpen for the rest (Python commands only)",
+                            kinds.join(", ")
+                        )),
+                        c,
+                    ),
+                    None,
+                );
+                Bypass
+            }
+            Bypass => {
+                let mut c = self.base.clone();
+                c.miopen_bypassed = true;
+                self.push(
+                    Arm::new(
+                        "miopen-bypassed",
+                        "bypass",
+                        "MIOpen bypassed: PyTorch's own GPU convolution and batch norm \
+                         (torch.backends.cudnn.enabled = False; Python commands only)",
+                        c,
+                    ),
+                    None,
+                );
+                Mtype
+            }
+            Mtype => {
+                let mut c = self.base.clone();
+                c.mtype = arms::mode(Mode::Enforce);
+                self.push(
+                    Arm::new(
+                        "mtype-enforce",
+                        "mtype",
+                        "rdna1_mtype in mode enforce (MTYPE_NC written)",
+                        c,
+                    ),
+                    None,
+                );
+                Searched
+            }
+            Searched => {
+                // --all: the fastest pass within noise of the best (fewest switches among
+                // those) is settled now.
+                match self.best_pass() {
+                    Some(a) => self.settle(a),
+                    None => Done,
+                }
+            }
+            Confirm => {
+                if self.tally.1 > self.tally.0 {
+                    // Failed once: not kept; the search goes on where it was.
+                    Done
+                } else {
+                    BaselineAgain
+                }
+            }
+            BaselineAgain | Minimize | ConfirmMinimal | Done => Done,
+        };
+    }
+
+    /// The winner's `what`, and the elimination's switches when it carries them.
+    fn plus_switches(&self, what: &str) -> String {
+        if self.eliminated.is_empty() {
+            what.to_owned()
+        } else {
+            let v: Vec<String> = self
+                .eliminated
+                .iter()
+                .map(|(k, _)| format!("{k}=0"))
+                .collect();
+            format!("{what}, with {}", v.join(", "))
+        }
+    }
+
+    fn queue_prerequisites(&mut self) {
+        if let Some(v) = self.s.only_rdna1.clone() {
+            let c = Arm::set(&self.base, "ROCR_VISIBLE_DEVICES", &v);
+            self.push(
+                Arm::new(
+                    "only-rdna1-visible",
+                    "visible",
+                    format!(
+                        "ROCR_VISIBLE_DEVICES={v}: only the RDNA1 GPU visible to ROCm (this \
+                         host has several)"
+                    ),
+                    c,
+                ),
+                None,
+            );
+        }
+        let now = self.s.override_now.clone();
+        let advised = self.s.override_advised.clone();
+        if let Some(v) = &advised
+            && now.as_deref() != Some(v.as_str())
+        {
+            let c = Arm::set(&self.base, "HSA_OVERRIDE_GFX_VERSION", v);
+            self.push(
+                Arm::new(
+                    format!("override-{v}"),
+                    "override",
+                    format!(
+                        "HSA_OVERRIDE_GFX_VERSION={v}: gfx1010 code, a subset of this \
+                         gfx1011/gfx1012's ISA (doctor's fix when the libraries have gfx1010 \
+                         code and none of the GPU's own)"
+                    ),
+                    c,
+                ),
+                None,
+            );
+        } else if let Some(n) = &now
+            && advised.is_none()
+        {
+            let c = Arm::unset(&self.base, "HSA_OVERRIDE_GFX_VERSION");
+            self.push(
+                Arm::new(
+                    "override-unset",
+                    "override",
+                    format!(
+                        "HSA_OVERRIDE_GFX_VERSION={n} removed: ROCm runs code for the GPU's own \
+                         target"
+                    ),
+                    c,
+                ),
+                None,
+            );
+        }
+    }
+
+    /// Queues the next elimination run: the failing configuration with every switch so far,
+    /// with MIOpen's log.
+    fn queue_elimination(&mut self) {
+        self.elimination_runs += 1;
+        let n = self.elimination_runs;
+        let c = self.with_switches();
+        let what = if self.eliminated.is_empty() {
+            "the failing configuration again, with MIOpen's log and serialized kernels: which \
+             solver runs at the fault"
+                .to_owned()
+        } else {
+            let v: Vec<String> = self
+                .eliminated
+                .iter()
+                .map(|(k, s)| format!("{k}=0 ({s})"))
+                .collect();
+            format!("MIOpen's solvers that faulted off: {}", v.join(", "))
+        };
+        let mut a = Arm::new(format!("eliminate-{n}"), "eliminate", what, c);
+        a.diagnostics = arms::DIAGNOSTICS
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        self.push(a, None);
+    }
+
+    /// Where the log names no solver: the families that can apply, two at a time.
+    fn queue_pairs(&mut self) {
+        self.pairs_queued = true;
+        let c = self.with_switches();
+        for (i, (ida, va, na)) in FAMILIES.iter().enumerate() {
+            for (idb, vb, nb) in &FAMILIES[i + 1..] {
+                let (fa, fb) = (arms::family_variable(va), arms::family_variable(vb));
+                let changes = Arm::set(&Arm::set(&c, &fa, "0"), &fb, "0");
+                self.push(
+                    Arm::new(
+                        format!("miopen-no-{ida}+{idb}"),
+                        "eliminate",
+                        self.plus_switches(&format!(
+                            "MIOpen's {na} and {nb} solvers off ({fa}=0, {fb}=0): the log named \
+                             no solver"
+                        )),
+                        changes,
+                    ),
+                    None,
+                );
+            }
+        }
+    }
+
+    /// What the run of `arm` showed.
+    pub fn learn(&mut self, arm: &Arm, seen: &Seen) {
+        self.crashed |= !seen.passed && seen.crashed;
+        for k in &seen.failing_kinds {
+            if !self.failing_kinds.contains(k) {
+                self.failing_kinds.push(k.clone());
+            }
+        }
+        match arm.step {
+            "confirm" | "baseline-again" | "minimize" => return self.learn_settling(arm, seen),
+            _ => {}
+        }
+        if seen.passed {
+            let mut found = arm.clone();
+            found.diagnostics.clear();
+            if arm.step == "baseline" {
+                // Nothing to change, nothing to keep.
+                self.queue.clear();
+                self.step = Step::Done;
+                return;
+            }
+            self.passes.push((found.clone(), seen.speed));
+            if !self.all {
+                self.queue.clear();
+                self.step = self.settle(found);
+            }
+            return;
+        }
+        match arm.step {
+            // Prerequisites are kept for the steps after them.
+            "visible" | "override" => self.base = arm.changes.clone(),
+            "eliminate" if arm.id.starts_with("eliminate-") => self.eliminate(seen),
+            _ => {}
+        }
+    }
+
+    /// One elimination run failed: switch off the solver its log names (its own variables,
+    /// else its family's; the family's too when its own were set and it ran all the same), or
+    /// fall back to pairs of families when the log names none.
+    fn eliminate(&mut self, seen: &Seen) {
+        let solver = miopen_log::running_solver(&seen.miopen_log);
+        let set = |v: &String| self.eliminated.iter().any(|(k, _)| k == v);
+        let next: Option<(Vec<String>, String)> = solver.as_ref().and_then(|name| {
+            let own = solvers::variables_for(name);
+            let family = solvers::family_for(name);
+            let vars = if !own.is_empty() && !own.iter().all(set) {
+                own
+            } else {
+                family.into_iter().filter(|v| !set(v)).collect()
+            };
+            (!vars.is_empty()).then(|| (vars, name.clone()))
+        });
+        match next {
+            Some((vars, name)) if self.elimination_runs < ELIMINATION_STEPS => {
+                let new: Vec<String> = vars.into_iter().filter(|v| !set(v)).collect();
+                for v in new {
+                    self.eliminated.push((v, name.clone()));
+                }
+                self.queue_elimination();
+            }
+            Some(_) => {}
+            None if solver.is_none() && !self.pairs_queued && seen.crashed => self.queue_pairs(),
+            None => {}
+        }
+    }
+
+    /// Starts settling `a`: it must pass again.
+    fn settle(&mut self, a: Arm) -> Step {
+        self.tally = (1, 1);
+        for i in 1..=CONFIRMATIONS {
+            let mut c = a.clone();
+            c.id = format!("confirm-{i}");
+            c.step = "confirm";
+            c.what = format!("{} again", a.id);
+            self.queue.push_back(c);
+        }
+        self.candidate = Some(a);
+        Step::Confirm
+    }
+
+    fn learn_settling(&mut self, arm: &Arm, seen: &Seen) {
+        let Some(cand) = self.candidate.clone() else {
+            return;
+        };
+        match (arm.step, self.step) {
+            ("confirm", Step::Confirm) => {
+                self.tally.1 += 1;
+                self.tally.0 += u32::from(seen.passed);
+                if !seen.passed {
+                    self.settled.intermittent.push(format!(
+                        "{}: passed {} of {}",
+                        cand.id, self.tally.0, self.tally.1
+                    ));
+                    self.queue.clear();
+                    self.candidate = None;
+                    // Not kept: the search goes on after the step that found it (`--all`:
+                    // with the next best pass).
+                    self.step = if self.all {
+                        Step::Searched
+                    } else {
+                        resume_after(cand.step)
+                    };
+                    self.passes.retain(|(p, _)| p.id != cand.id);
+                } else if self.tally.0 == 1 + CONFIRMATIONS {
+                    let mut b = arms::baseline(
+                        "the baseline again: does it still fail?".into(),
+                        self.mode_base,
+                    );
+                    b.id = "baseline-again".into();
+                    b.step = "baseline-again";
+                    self.queue.push_back(b);
+                    self.step = Step::BaselineAgain;
+                }
+            }
+            ("baseline-again", _) => {
+                if seen.passed {
+                    self.settled.baseline_intermittent = true;
+                    self.step = Step::Done;
+                } else {
+                    self.reduced = Some(cand.changes.clone());
+                    self.to_drop = switches(&cand.changes, self.mode_base);
+                    self.to_drop.reverse();
+                    self.step = Step::Minimize;
+                    self.queue_drop();
+                }
+            }
+            ("minimize", Step::Minimize) => {
+                if seen.passed
+                    && let Some(s) = self.to_drop.first().cloned()
+                {
+                    self.settled.dropped.push(s.words());
+                    self.reduced = Some(arm.changes.clone());
+                }
+                self.to_drop.remove(0);
+                self.queue_drop();
+            }
+            ("confirm", Step::ConfirmMinimal) => {
+                if !seen.passed {
+                    // The reduced configuration did not hold: keep the one that did.
+                    self.settled.dropped.clear();
+                    self.settled.kept = Some(cand);
+                    self.queue.clear();
+                    self.step = Step::Done;
+                } else if self.queue.is_empty() {
+                    self.finish();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Queues the run without the next switch, or ends minimization.
+    fn queue_drop(&mut self) {
+        let (Some(reduced), Some(cand)) = (self.reduced.clone(), self.candidate.clone()) else {
+            return;
+        };
+        if let Some(s) = self.to_drop.first() {
+            // A configuration with one switch left is not run without it: that is the
+            // baseline, which failed.
+            if switches(&reduced, self.mode_base).len() <= 1 {
+                self.to_drop.clear();
+                return self.queue_drop();
+            }
+            let mut a = cand.clone();
+            a.id = format!("without-{}", s.name());
+            a.step = "minimize";
+            a.what = format!("{} without {}", cand.id, s.words());
+            a.changes = without(&reduced, s, self.mode_base);
+            self.queue.push_back(a);
+            return;
+        }
+        if self.settled.dropped.is_empty() {
+            return self.finish();
+        }
+        for i in 1..=CONFIRMATIONS {
+            let mut a = cand.clone();
+            a.id = format!("confirm-minimal-{i}");
+            a.step = "confirm";
+            a.what = format!("{} without what it did not need, again", cand.id);
+            a.changes = reduced.clone();
+            self.queue.push_back(a);
+        }
+        self.step = Step::ConfirmMinimal;
+    }
+
+    fn finish(&mut self) {
+        if let (Some(mut c), Some(r)) = (self.candidate.clone(), self.reduced.clone()) {
+            if !self.settled.dropped.is_empty() {
+                c.what = format!("{} (without {})", c.what, self.settled.dropped.join(", "));
+            }
+            c.changes = r;
+            self.settled.kept = Some(c);
+        }
+        self.step = Step::Done;
+    }
+
+    /// The fastest pass within noise (5%) of the best, fewest switches first among those.
+    fn best_pass(&self) -> Option<Arm> {
+        let best = self
+            .passes
+            .iter()
+            .filter_map(|(_, s)| *s)
+            .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
+        let near = |s: Option<f64>| match (best, s) {
+            (Some(b), Some(s)) => s >= 0.95 * b,
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        self.passes
+            .iter()
+            .filter(|(_, s)| near(*s))
+            .min_by_key(|(a, _)| switches(&a.changes, self.mode_base).len())
+            .map(|(a, _)| a.clone())
+    }
+
+    /// The passes found (`--all`), with their speeds.
+    pub fn passes(&self) -> &[(Arm, Option<f64>)] {
+        &self.passes
+    }
+}
+
+/// Where the search goes on after a pass of `step` turned out intermittent.
+fn resume_after(step: &str) -> Step {
+    match step {
+        "visible" | "override" => Step::FindFast,
+        "find-fast" => Step::Eliminate,
+        "eliminate" => Step::Filters,
+        "filters" => Step::Selective,
+        "bypass-selective" => Step::Bypass,
+        "bypass" => Step::Mtype,
+        _ => Step::Searched,
+    }
+}
