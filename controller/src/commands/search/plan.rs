@@ -185,6 +185,8 @@ pub struct Planner {
     pairs_queued: bool,
     /// A failure so far was a crash (a GPU fault or a signal): elimination has one to trace.
     crashed: bool,
+    /// The same, before the run being learned from.
+    crashed_before: bool,
     /// Layer kinds that failed anywhere, in the check's words.
     failing_kinds: Vec<String>,
     /// Passing configurations, with their speeds (`--all`), in the order found.
@@ -220,6 +222,7 @@ impl Planner {
             elimination_runs: 0,
             pairs_queued: false,
             crashed: false,
+            crashed_before: false,
             failing_kinds: Vec::new(),
             passes: Vec::new(),
             candidate: None,
@@ -591,6 +594,7 @@ impl Planner {
 
     /// What the run of `arm` showed.
     pub fn learn(&mut self, arm: &Arm, seen: &Seen) {
+        self.crashed_before = self.crashed;
         self.crashed |= !seen.passed && seen.crashed;
         for k in &seen.failing_kinds {
             if !self.failing_kinds.contains(k) {
@@ -618,8 +622,12 @@ impl Planner {
             return;
         }
         match arm.step {
-            // Prerequisites are kept for the steps after them.
-            "visible" | "override" => self.base = arm.changes.clone(),
+            // Prerequisites are kept for the steps after them (and dropped at the end where
+            // the pass does not need them), unless one made a run that reached the GPU and
+            // faulted there fail before it could (code for no ISA here, say).
+            "visible" | "override" if !(self.crashed_before && !seen.crashed) => {
+                self.base = arm.changes.clone();
+            }
             "eliminate" if arm.id.starts_with("eliminate-") => self.eliminate(seen),
             _ => {}
         }
@@ -820,5 +828,106 @@ fn resume_after(step: &str) -> Step {
         "bypass-selective" => Step::Bypass,
         "bypass" => Step::Mtype,
         _ => Step::Searched,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the planner against `oracle` (what a run of a configuration shows) to its end:
+    /// the arms run, in order.
+    fn drive(p: &mut Planner, mut oracle: impl FnMut(&Arm) -> Seen) -> Vec<Arm> {
+        let mut ran = Vec::new();
+        while let Some(a) = p.next() {
+            if a.skipped.is_some() {
+                continue;
+            }
+            let seen = oracle(&a);
+            p.learn(&a, &seen);
+            ran.push(a);
+            assert!(ran.len() < 100, "the plan does not end");
+        }
+        ran
+    }
+
+    fn fault() -> Seen {
+        Seen {
+            crashed: true,
+            ..Seen::default()
+        }
+    }
+
+    fn has(a: &Arm, var: &str) -> bool {
+        a.changes.set.iter().any(|(k, _)| k == var) || a.changes.unset.iter().any(|k| k == var)
+    }
+
+    #[test]
+    fn an_override_that_breaks_what_ran_is_not_carried_forward() {
+        // 10.3.0 set: removing it turns a GPU fault into a failure before the GPU (no code for
+        // this ISA in the owner's build): the later steps run without that removal.
+        let s = Situation {
+            override_now: Some("10.3.0".into()),
+            ..Situation::default()
+        };
+        let mut p = Planner::new(s, false);
+        let ran = drive(&mut p, |a| {
+            if has(a, "HSA_OVERRIDE_GFX_VERSION") {
+                Seen::default()
+            } else {
+                fault()
+            }
+        });
+        let fast = ran.iter().find(|a| a.id == "miopen-find-fast").unwrap();
+        assert!(!has(fast, "HSA_OVERRIDE_GFX_VERSION"), "{fast:?}");
+        assert!(p.settled.kept.is_none());
+    }
+
+    #[test]
+    fn a_baseline_that_passes_when_run_again_keeps_nothing() {
+        let mut p = Planner::new(Situation::default(), false);
+        let mut baselines = 0;
+        drive(&mut p, |a| {
+            if a.step.starts_with("baseline") {
+                baselines += 1;
+                return Seen {
+                    passed: baselines > 1,
+                    crashed: baselines == 1,
+                    ..Seen::default()
+                };
+            }
+            // FAST cures it.
+            Seen {
+                passed: has(a, "MIOPEN_FIND_MODE"),
+                crashed: true,
+                ..Seen::default()
+            }
+        });
+        assert!(p.settled.baseline_intermittent);
+        assert!(p.settled.kept.is_none());
+    }
+
+    #[test]
+    fn with_all_the_fastest_within_noise_and_with_fewest_switches_is_settled() {
+        let mut p = Planner::new(Situation::default(), true);
+        drive(&mut p, |a| {
+            let filter = has(a, "MIOPEN_DEBUG_GCN_ASM_KERNELS")
+                || has(a, "MIOPEN_DEBUG_OPENCL_CONVOLUTIONS");
+            Seen {
+                passed: filter || a.changes.miopen_bypassed,
+                speed: if a.changes.miopen_bypassed {
+                    Some(2.0)
+                } else if has(a, "MIOPEN_DEBUG_GCN_ASM_KERNELS") {
+                    Some(9.0)
+                } else {
+                    Some(9.2)
+                },
+                ..Seen::default()
+            }
+        });
+        // 9.0 is within 5% of 9.2, both one switch: the first found, GCN assembly off.
+        let kept = p.settled.kept.clone().expect("kept");
+        assert_eq!(kept.id, "miopen-no-asm");
+        assert_eq!(p.passes().len(), 3);
     }
 }
