@@ -625,7 +625,7 @@ impl Planner {
             // Prerequisites are kept for the steps after them (and dropped at the end where
             // the pass does not need them), unless one made a run that reached the GPU and
             // faulted there fail before it could (code for no ISA here, say).
-            "visible" | "override" if !(self.crashed_before && !seen.crashed) => {
+            "visible" | "override" if !self.crashed_before || seen.crashed => {
                 self.base = arm.changes.clone();
             }
             "eliminate" if arm.id.starts_with("eliminate-") => self.eliminate(seen),
