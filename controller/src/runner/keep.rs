@@ -14,6 +14,7 @@ use rdna1_mtype_shared::policy::Mode;
 
 use super::changes::Changes;
 use super::env_file;
+use crate::exit::{coded, Code};
 
 /// What a kept configuration says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -122,6 +123,53 @@ fn quote(s: &str) -> String {
         }
         q.push('"');
         q
+    }
+}
+
+/// Checks `search --keep FILE` before the first run, so a search of minutes does not end in a
+/// file it cannot write: FILE's directory exists (as `search` resolves it: relative to the
+/// working directory) and FILE is not a directory. A FILE that cannot be is a usage error.
+pub fn check_target(path: &Path) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let shown = path.display();
+    let usage = |m: String| Err(coded(Code::Usage, m));
+    if path.as_os_str().is_empty() {
+        return usage("--keep needs a file name, e.g. --keep ~/.config/rdna1-gpu.env".into());
+    }
+    let example = path.join("rdna1-gpu.env");
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return usage(format!(
+            "--keep {shown} is a directory: give a file in it, e.g. --keep {}",
+            example.display()
+        ));
+    }
+    if path.as_os_str().as_bytes().ends_with(b"/") {
+        return usage(format!(
+            "--keep {shown} names a directory (it ends in /): give a file, e.g. --keep {}",
+            example.display()
+        ));
+    }
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = abs.parent().unwrap_or(Path::new("/"));
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => usage(format!(
+            "--keep {shown}: {} is not a directory: give a file in a directory",
+            dir.display()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => usage(format!(
+            "--keep {shown}: the directory {0} does not exist: create it (mkdir -p {0}) or give \
+             a file in an existing directory",
+            dir.display()
+        )),
+        Err(e) => {
+            let what = format!(
+                "--keep {shown}: cannot look at the directory {}: {e}: give a file in a \
+                 directory you can write",
+                dir.display()
+            );
+            Err(anyhow::Error::new(e).context(what))
+        }
     }
 }
 
@@ -301,6 +349,45 @@ mod tests {
                 ("N", "last"),
             ]
         );
+    }
+
+    #[test]
+    fn the_keep_target_is_checked_before_the_search() {
+        let d = std::env::temp_dir().join(format!("rdna1ctl-keep-target-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let file = d.join("a-file");
+        std::fs::write(&file, "").unwrap();
+        let msg = |p: &Path| {
+            let e = check_target(p).unwrap_err();
+            assert_eq!(crate::exit::code_of(&e), Code::Usage, "{e:#}");
+            format!("{e:#}")
+        };
+        // Fine: a new file or one to replace, in an existing directory.
+        check_target(&d.join("gpu.env")).unwrap();
+        check_target(&file).unwrap();
+        // Relative: in the working directory.
+        check_target(Path::new("gpu.env")).unwrap();
+        // The directory is missing.
+        let m = msg(&d.join("no/such/gpu.env"));
+        assert!(m.contains("does not exist"), "{m}");
+        assert!(
+            m.contains(&format!("mkdir -p {}", d.join("no/such").display())),
+            "{m}"
+        );
+        // The "directory" is a file.
+        let m = msg(&file.join("gpu.env"));
+        assert!(m.contains("is not a directory"), "{m}");
+        // FILE is a directory, or names one with a trailing slash.
+        let m = msg(&d);
+        assert!(m.contains("is a directory"), "{m}");
+        assert!(
+            m.contains(&d.join("rdna1-gpu.env").display().to_string()),
+            "{m}"
+        );
+        let m = msg(Path::new(&format!("{}/new/", d.display())));
+        assert!(m.contains("names a directory"), "{m}");
+        assert!(msg(Path::new("")).contains("needs a file name"));
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
