@@ -6,13 +6,15 @@
 //! it runs and whether that Python can run the workload at all (`interpreter`), doctor's fixes
 //! when it cannot (`doctor_fix`); the policy put back (`policy`), progress on stderr
 //! (`progress`), what rdna1ctl ships for the runs (`script`), the signals that end a run
-//! cleanly, the configuration a run is made under (`changes`) and its kept form (`keep`), and
-//! the documents' shared parts (`document`). `report`, `search` and `run` share it.
+//! cleanly, the configuration a run is made under (`changes`) and its kept form (`keep`, an
+//! environment file read as systemd reads one: `env_file`), and the documents' shared parts
+//! (`document`). `report`, `search` and `run` share it.
 
 pub mod changes;
 pub mod check;
 pub mod doctor_fix;
 pub mod document;
+pub mod env_file;
 pub mod exec_as;
 pub mod execute;
 pub mod gpu_work;
