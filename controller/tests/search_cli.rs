@@ -818,6 +818,9 @@ fn a_workload_silently_on_the_cpu_is_no_pass() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let d = doc(&o);
     assert_eq!(d["winner"], "baseline");
+    // A baseline pass offers nothing to keep.
+    assert!(d["keep_lines"].as_array().unwrap().is_empty(), "{d}");
+    assert_eq!(outcomes(&d).len(), 1, "only the baseline ran");
     assert_eq!(
         d["arms"][0]["gpu_work"]["kfd_processes"]
             .as_array()
@@ -966,4 +969,18 @@ fn a_python_without_torch_ends_the_search_incomplete() {
         "{out}"
     );
     assert!(out.contains("  doctor: python.torch"), "{out}");
+}
+
+#[test]
+fn a_keep_file_that_cannot_be_written_is_refused_before_the_first_run() {
+    let s = Setup::new("keepdir", "exit 0");
+    let missing = s.dir.join("no-such-dir/gpu.env");
+    let o = s.search(&["--keep", missing.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("rdna1ctl: ") && err.contains("no-such-dir") && err.contains("mkdir -p"),
+        "{err}"
+    );
+    assert!(s.log().is_empty(), "a run started: {:?}", s.log());
 }

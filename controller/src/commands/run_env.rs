@@ -66,15 +66,16 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
         None => None,
     };
     let exe = std::env::current_exe().context("finding rdna1ctl's own binary")?;
-    let check = if kept.miopen_bypassed || args.check {
+    let bypass = kept.miopen_bypassed || !kept.bypass_kinds.is_empty();
+    let check = if bypass || args.check {
         let python_dir = script::python_dir(&exe).ok_or_else(|| {
             coded(
                 Code::Error,
                 format!(
                     "rdna1ctl's in-process check (python/sitecustomize.py) is not installed, \
                      which {}: reinstall rdna1-mtype",
-                    if kept.miopen_bypassed {
-                        format!("{}'s RDNA1_MIOPEN=bypassed needs", args.env.display())
+                    if bypass {
+                        format!("{}'s MIOpen bypass needs", args.env.display())
                     } else {
                         "--check needs".into()
                     }
@@ -90,6 +91,7 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     };
     let arm = Changes {
         miopen_bypassed: kept.miopen_bypassed,
+        bypass_kinds: kept.bypass_kinds.clone(),
         ..Changes::default()
     };
     let prepared = Prepared::make(
@@ -158,8 +160,13 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
         let c = check::summarize(&records);
         match c.failure(&check::Bypass::of(&arm)) {
             Some(f) => eprintln!("rdna1ctl run: {f}"),
-            None if kept.miopen_bypassed => {
-                eprintln!("rdna1ctl run: MIOpen bypassed; {}", c.verdict)
+            None if bypass => {
+                let only = if kept.bypass_kinds.is_empty() {
+                    String::new()
+                } else {
+                    format!(" for {} only", kept.bypass_kinds.join(", "))
+                };
+                eprintln!("rdna1ctl run: MIOpen bypassed{only}; {}", c.verdict)
             }
             None => eprintln!("rdna1ctl run: {}", c.verdict),
         }

@@ -4,7 +4,8 @@
 //! the command gets, and `RDNA1_*` lines that `rdna1ctl run` acts on itself:
 //! `RDNA1_UNSET` (names removed from the environment), `RDNA1_MTYPE_MODE` (the module's mode
 //! for the command's run: needs root), `RDNA1_MIOPEN=bypassed` (the sitecustomize.py that turns
-//! MIOpen off in PyTorch). Read as systemd reads an `EnvironmentFile=` (`env_file`): literally,
+//! MIOpen off in PyTorch), `RDNA1_MIOPEN_BYPASS_FOR` (the same for some layer kinds only,
+//! `|`-separated in the check's words). Read as systemd reads an `EnvironmentFile=` (`env_file`): literally,
 //! no `$` expansion.
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ pub struct Kept {
     pub unset: Vec<String>,
     pub mtype: Option<Mode>,
     pub miopen_bypassed: bool,
+    /// MIOpen bypassed for these layer kinds only.
+    pub bypass_kinds: Vec<String>,
 }
 
 /// Where a kept configuration's private MIOpen cache lives.
@@ -97,6 +100,11 @@ pub fn lines(id: &str, what: &str, arm: &Changes, base: &CacheBase) -> Vec<Strin
     }
     if arm.miopen_bypassed {
         v.push("RDNA1_MIOPEN=bypassed".into());
+    } else if !arm.bypass_kinds.is_empty() {
+        v.push(format!(
+            "RDNA1_MIOPEN_BYPASS_FOR={}",
+            quote(&arm.bypass_kinds.join("|"))
+        ));
     }
     v
 }
@@ -197,8 +205,15 @@ pub fn read(path: &Path) -> Result<Kept> {
                 })?);
             }
             "RDNA1_MIOPEN" if value == "bypassed" => k.miopen_bypassed = true,
+            "RDNA1_MIOPEN_BYPASS_FOR" => k.bypass_kinds.extend(
+                value
+                    .split('|')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+            ),
             n if n.starts_with("RDNA1_") => {
-                bail!("{at}: {name} is not a setting rdna1ctl run knows (RDNA1_UNSET, RDNA1_MTYPE_MODE, RDNA1_MIOPEN=bypassed)")
+                bail!("{at}: {name} is not a setting rdna1ctl run knows (RDNA1_UNSET, RDNA1_MTYPE_MODE, RDNA1_MIOPEN=bypassed, RDNA1_MIOPEN_BYPASS_FOR)")
             }
             _ => k.set.push((name, value)),
         }
@@ -209,6 +224,30 @@ pub fn read(path: &Path) -> Result<Kept> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bypass_for_some_layer_kinds_reads_back_as_written() {
+        let arm = Changes {
+            bypass_kinds: vec!["BatchNorm2d training".into(), "Conv2d 1x1".into()],
+            mtype: Some("off"),
+            ..Changes::default()
+        };
+        let home = CacheBase {
+            dir: PathBuf::from("/home/u/.cache/rdna1-mtype"),
+            note: None,
+        };
+        let text = lines("x", "y", &arm, &home).join("\n") + "\n";
+        assert!(
+            text.contains("RDNA1_MIOPEN_BYPASS_FOR='BatchNorm2d training|Conv2d 1x1'\n"),
+            "{text}"
+        );
+        let f = std::env::temp_dir().join(format!("rdna1ctl-keep-for-{}", std::process::id()));
+        std::fs::write(&f, &text).unwrap();
+        let k = read(&f).unwrap();
+        std::fs::remove_file(&f).unwrap();
+        assert_eq!(k.bypass_kinds, ["BatchNorm2d training", "Conv2d 1x1"]);
+        assert!(!k.miopen_bypassed && k.set.is_empty());
+    }
 
     #[test]
     fn lines_read_back_as_written() {

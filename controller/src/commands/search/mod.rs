@@ -77,6 +77,10 @@ fn override_for_navi14(root: &crate::sysroot::SysRoot) -> Option<String> {
 }
 
 pub fn run(ctx: &Ctx, args: &SearchArgs, out: &mut impl Write) -> Result<Code> {
+    // A file that cannot be written is said before the first run, not after an hour of them.
+    if let Some(path) = &args.keep {
+        keep::check_target(path)?;
+    }
     let root = nix::unistd::geteuid().is_root();
     let run_as = user::for_command(args.workload.user.clone())?;
     let exe = std::env::current_exe().context("finding rdna1ctl's own binary")?;
