@@ -54,14 +54,16 @@ pub const NOT_ON_GFX101X: [(&str, &str, &str); 2] = [
     (
         "implicit-gemm",
         "IMPLICIT_GEMM",
-        "MIOpen's implicit-GEMM solvers need xdlops or Composable Kernel hardware (gfx908 and \
-         later, gfx11): none applies on gfx101x",
+        "no implicit-GEMM solver of MIOpen applies on gfx1010/1011/1012: the xdlops ones need \
+         gfx908, gfx90a or gfx94x, the others gfx900/906 or gfx103x (IsXdlopsSupport, \
+         IsComposableKernelSupportedHardware)",
     ),
     (
         "fft",
         "FFT",
-        "MIOpen's FFT solver applies to few problems (forward and backward data, no groups, \
-         fp32): it rarely runs, and a fault in it is named by the log like any other",
+        "MIOpen's FFT solver applies only to float32 5x5 convolutions, pad 2, stride 1, on \
+         28, 27, 14 or 7 pixel inputs, never to weight gradients (fft.cpp, IsApplicable): not \
+         tried on its own; a fault in it is named by the log like any other",
     ),
 ];
 
