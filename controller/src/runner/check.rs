@@ -73,6 +73,10 @@ pub struct LayerJson {
     pub error: Option<String>,
     /// The process that made the call.
     pub pid: u32,
+    /// Whether its call returned (its backend was recorded after it); not in the JSON.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub returned: bool,
 }
 
 /// What the check saw in one run (a run's `check`).
@@ -233,6 +237,7 @@ pub fn summarize(records: &[Value]) -> CheckJson {
                     skipped: Vec::new(),
                     error: None,
                     pid: pid as u32,
+                    returned: false,
                 };
                 // Checked again (its backward could not be judged the first time): this
                 // record stands for the layer.
@@ -311,7 +316,11 @@ pub fn summarize(records: &[Value]) -> CheckJson {
     c.layer_count = order.len() as u32;
     c.all = order
         .into_iter()
-        .filter_map(|k| layers.remove(&k))
+        .filter_map(|k| {
+            let mut l = layers.remove(&k)?;
+            l.returned = returned.contains(&k);
+            Some(l)
+        })
         .collect();
     // The document keeps the layers with a wrong result first.
     let mut kept: Vec<&LayerJson> = c.all.iter().collect();
@@ -319,6 +328,18 @@ pub fn summarize(records: &[Value]) -> CheckJson {
     c.layers = kept.into_iter().take(LAYERS_KEPT).cloned().collect();
     c.verdict = c.sentence();
     c
+}
+
+/// Whether layer kind `kind` is of kind `of`: the same, or `of` followed by more words, or a
+/// name followed by its dimensions ("Conv2d 1x1 stride 2" is a "Conv2d 1x1", "BatchNorm2d
+/// training" a "BatchNorm"; "Conv2d 1x11" is no "Conv2d 1x1").
+pub fn kind_is(kind: &str, of: &str) -> bool {
+    kind.strip_prefix(of).is_some_and(|rest| {
+        rest.is_empty()
+            || rest.starts_with(' ')
+            || (of.ends_with(|c: char| c.is_ascii_alphabetic())
+                && rest.starts_with(|c: char| c.is_ascii_digit()))
+    })
 }
 
 /// `Conv2d 1x1 (float16 autocast, channels_last, cuda:0)`.
@@ -369,7 +390,7 @@ impl CheckJson {
     pub fn failing_kinds(&self) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for l in self.on("cuda") {
-            let bad = l.results.iter().any(|r| !r.ok) || l.backend.is_none();
+            let bad = l.results.iter().any(|r| !r.ok) || !l.returned;
             if bad && !v.contains(&l.kind) {
                 v.push(l.kind.clone());
             }
@@ -509,7 +530,7 @@ impl CheckJson {
                     .into(),
             );
         }
-        let routed = |l: &&LayerJson| kinds.is_none_or(|k| k.iter().any(|k| l.kind.starts_with(k)));
+        let routed = |l: &&LayerJson| kinds.is_none_or(|k| k.iter().any(|k| kind_is(&l.kind, k)));
         let gpu: Vec<&LayerJson> = self.on("cuda").into_iter().filter(routed).collect();
         if let Some(l) = gpu
             .iter()
@@ -647,6 +668,16 @@ mod tests {
                 .starts_with("ran on the CPU"),
             "{c:?}"
         );
+    }
+
+    #[test]
+    fn layer_kinds_match_by_whole_words_or_a_name_and_its_dimensions() {
+        assert!(kind_is("Conv2d 1x1 stride 2", "Conv2d 1x1"));
+        assert!(kind_is("Conv2d 1x1", "Conv2d 1x1"));
+        assert!(!kind_is("Conv2d 1x11", "Conv2d 1x1"));
+        assert!(kind_is("BatchNorm2d training", "BatchNorm"));
+        assert!(kind_is("BatchNorm2d training", "BatchNorm2d training"));
+        assert!(!kind_is("BatchNorm2d eval", "BatchNorm2d training"));
     }
 
     #[test]

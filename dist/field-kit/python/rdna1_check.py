@@ -248,14 +248,18 @@ class Checker:
             else:
                 torch.backends.cudnn.enabled = v
 
+        compiling = _compiling_function(torch)
+
         def routed(*args, **kwargs):
+            if compiling():  # traced, not run: torch.compile's graph decides its backends
+                return inner(*args, **kwargs)
             try:
                 key = key_of(op, args, kwargs)
                 route = decided.get(key)
                 if route is None:
                     params = _bind(op, args, kwargs)
                     info = self._info(op, params)
-                    route = decided[key] = _kind(op, info).startswith(kinds)
+                    route = decided[key] = _kind_is(_kind(op, info), kinds)
             except Exception:  # an argument that cannot be a key: never break the program
                 route = False
             if not route:
@@ -749,6 +753,20 @@ def _kind(op, info):
     if groups > 1:
         words.append("depthwise" if groups == cin else f"grouped ({groups} groups)")
     return " ".join(words)
+
+
+def _kind_is(kind, kinds):
+    """Whether layer kind `kind` is one of `kinds`: the same, or one followed by more words,
+    or a name followed by its dimensions ("Conv2d 1x1 stride 2" is a "Conv2d 1x1",
+    "BatchNorm2d training" a "BatchNorm"; "Conv2d 1x11" is no "Conv2d 1x1"); as check.rs's
+    kind_is."""
+    for k in kinds:
+        if kind == k or kind.startswith(k + " "):
+            return True
+        rest = kind[len(k):] if kind.startswith(k) else ""
+        if k[-1:].isalpha() and rest[:1].isdigit():
+            return True
+    return False
 
 
 def _autocast(torch, device_type="cuda"):

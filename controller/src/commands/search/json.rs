@@ -116,6 +116,9 @@ pub struct SettledJson {
     pub intermittent: Vec<String>,
     /// The baseline passed when run again: the failure is intermittent and nothing is kept.
     pub baseline_intermittent: bool,
+    /// A configuration that passed once, whose confirmation a bound or Ctrl-C cut short: not
+    /// kept.
+    pub unconfirmed: Option<String>,
 }
 
 impl From<super::plan::Settled> for SettledJson {
@@ -124,6 +127,7 @@ impl From<super::plan::Settled> for SettledJson {
             dropped: s.dropped,
             intermittent: s.intermittent,
             baseline_intermittent: s.baseline_intermittent,
+            unconfirmed: s.unconfirmed,
         }
     }
 }

@@ -32,6 +32,24 @@ enum Last {
     Evaluating,
     /// A run after Find with algorithm `n` of a direction.
     Run(&'static str, u32),
+    /// A kernel of something else than a convolution (a batch norm's, say).
+    Other,
+}
+
+/// Whether a kernel MIOpen launches is a convolution's: its other primitives' kernels are
+/// named after them (MIOpenBatchNorm*, MIOpenPooling*, MIOpenLRN*, MIOpenSoftmax*, ...).
+fn is_convolution_kernel(kernel: &str) -> bool {
+    const OTHERS: [&str; 8] = [
+        "BatchNorm",
+        "Pooling",
+        "LRN",
+        "Lrn",
+        "Softmax",
+        "Activ",
+        "Dropout",
+        "RNN",
+    ];
+    !OTHERS.iter().any(|o| kernel.contains(o))
 }
 
 /// The solver MIOpen's log shows running when the process died, if it names one.
@@ -44,30 +62,40 @@ pub fn running_solver(log: &str) -> Option<String> {
     let mut done: BTreeSet<String> = BTreeSet::new();
     // The solver registered as best per algorithm name.
     let mut best: BTreeMap<String, String> = BTreeMap::new();
-    // Find's setup (its algorithms' candidates) is being logged: a new Find starts afresh.
-    let mut setup = false;
+    // Something ran since the last Find's setup (a candidate evaluated, a run, a solver
+    // chosen): the next `Starting find for` begins a new Find. Other lines of the setup
+    // (FindSolutionImpl, perf-db lookups) leave the candidates found so far in place.
+    let mut ran_since_setup = true;
     for line in log[..end].lines() {
         let Some((function, message)) = parse(line) else {
             continue;
         };
-        let starts_find = message.starts_with("Starting find for ");
-        if !starts_find && function != "SearchForAllSolutions" && function != "Find" {
-            setup = false;
+        if let Some(kernel) = message
+            .strip_prefix("kernel_name = ")
+            .or_else(|| message.strip_prefix("Preparing kernel: "))
+        {
+            // A kernel of no convolution (batch norm, pooling, ...): no solver of ours runs.
+            let kernel = kernel.split(',').next().unwrap_or(kernel);
+            if !is_convolution_kernel(kernel) {
+                last = Last::Other;
+            }
+            continue;
         }
         if let Some(rest) = message.strip_prefix("Evaluating Solver: ") {
             let solver = rest.rsplit(':').next().unwrap_or(rest).trim();
             last = Last::Solver(solver.to_owned());
         } else if let Some(rest) = message.strip_prefix("solver_id = ") {
             let solver = rest.split([',', ' ']).next().unwrap_or(rest);
+            ran_since_setup = true;
             last = Last::Solver(solver.to_owned());
         } else if let Some(rest) = message.strip_prefix("Starting search: ") {
             let solver = rest.split(',').next().unwrap_or(rest);
             last = Last::Solver(solver.to_owned());
         } else if let Some(rest) = message.strip_prefix("Starting find for ") {
-            if !setup {
+            if ran_since_setup {
                 candidates.clear();
                 done.clear();
-                setup = true;
+                ran_since_setup = false;
             }
             algorithm = rest.trim().to_owned();
             // What runs from here is Find's candidates.
@@ -79,9 +107,15 @@ pub fn running_solver(log: &str) -> Option<String> {
                 .entry(algorithm.clone())
                 .or_default()
                 .push(solver.to_owned());
-        } else if function == "EvaluateInvokers" {
-            // A candidate done (or skipped for its workspace): the next one runs.
+        } else if function == "EvaluateInvokers"
+            || message.starts_with("[EvaluateInvokers] Solver ")
+        {
+            // A candidate done (or skipped for its workspace: `Warning [IsEnoughWorkspace]
+            // [EvaluateInvokers] Solver <S>, workspace required`, or before 3.0 `Warning:
+            // skipping solver <S>`): the next one runs.
+            ran_since_setup = true;
             let named = message
+                .trim_start_matches("[EvaluateInvokers] Solver ")
                 .trim_start_matches("solution(current vs best):")
                 .trim_start_matches("Warning: skipping solver ");
             if let Some(solver) = named.split([':', ' ', ',']).next()
@@ -96,6 +130,7 @@ pub fn running_solver(log: &str) -> Option<String> {
             let algo = tail.split(' ').next().unwrap_or(tail);
             best.insert(algo.to_owned(), solver.to_owned());
             // Registered after Find's evaluation: Find is over.
+            ran_since_setup = true;
             last = Last::Nothing;
         } else if let Some(dir) = direction(function)
             && let Some(n) = message
@@ -103,11 +138,14 @@ pub fn running_solver(log: &str) -> Option<String> {
                 .and_then(|r| r.split(',').next())
                 .and_then(|n| n.trim().parse().ok())
         {
+            ran_since_setup = true;
             last = Last::Run(dir, n);
         } else if message.contains(" Chosen Algorithm: ") {
             // Find is over; the run names its algorithm next.
+            ran_since_setup = true;
             last = Last::Nothing;
         } else if function.contains("Immediate") || function == "CompileSolution" {
+            ran_since_setup = true;
             last = Last::Nothing;
         }
     }
@@ -119,18 +157,18 @@ pub fn running_solver(log: &str) -> Option<String> {
             .find(|s| !done.contains(*s))
             .cloned(),
         Last::Run(dir, n) => algorithm_name(dir, n).and_then(|a| best.get(&a).cloned()),
-        Last::Nothing => None,
+        Last::Nothing | Last::Other => None,
     }
 }
 
 /// A log line's function and message (None: not a line of MIOpen's logger with a level).
 fn parse(line: &str) -> Option<(&str, &str)> {
     let at = line.find("MIOpen(")?;
-    let (_, rest) = line[at..].split_once("): ").or_else(|| {
-        // An elapsed time or a date between `MIOpen(HIP)` and the colon.
-        let colon = line[at..].find(": ")?;
-        Some((&line[at..at + colon], &line[at + colon + 2..]))
-    })?;
+    // The prefix ends at the first `: ` after `MIOpen(HIP)` (an elapsed time or a date may
+    // come between them).
+    let close = at + line[at..].find(')')?;
+    let colon = close + line[close..].find(": ")?;
+    let rest = &line[colon + 2..];
     let rest = rest.trim_start();
     let (level, rest) = rest.split_once(" [")?;
     if !matches!(
@@ -160,7 +198,7 @@ fn algorithm_name(dir: &str, n: u32) -> Option<String> {
         (_, 1) => "Direct",
         ("Fwd" | "BwdData", 2) => "FFT",
         (_, 3) => "Winograd",
-        ("BwdData", 4) => "TransposeGEMM",
+        ("BwdData", 4) => return Some("miopenTransposeBwdDataAlgoGEMM".into()),
         (_, 5) => "ImplicitGEMM",
         _ => return None,
     };
@@ -218,6 +256,44 @@ Memory access fault by GPU node-1
         // Before any result: the first candidate.
         let first: String = log.lines().take(7).map(|l| format!("{l}\n")).collect();
         assert_eq!(running_solver(&first).as_deref(), Some("ConvOclBwdWrW2<1>"));
+    }
+
+    #[test]
+    fn the_setup_lines_between_finders_keep_the_candidates() {
+        // FindSolutionImpl and perf-db lines come between the finders' Success lines (MIOpen
+        // 3.3, find_solution.hpp); the Direct candidates, evaluated first, must stay.
+        let log = "\
+MIOpen(HIP): Info2 [Find] Starting find for miopenConvolutionBwdWeightsAlgoDirect
+MIOpen(HIP): Info [FindSolutionImpl] ConvOclBwdWrW2<1> (not searchable)
+MIOpen(HIP): Info2 [SearchForAllSolutions] ConvOclBwdWrW2<1>: Success.
+MIOpen(HIP): Info2 [Find] Starting find for miopenConvolutionBwdWeightsAlgoGEMM
+MIOpen(HIP): Info [FindSolutionImpl] GemmWrwUniversal (not searchable)
+MIOpen(HIP): Info2 [SearchForAllSolutions] GemmWrwUniversal: Success.
+MIOpen(HIP): Warning [IsEnoughWorkspace] [EvaluateInvokers] Solver ConvOclBwdWrW2<1>, workspace required: 4096, provided ptr: 0 size: 0
+MIOpen(HIP): Info2 [CallGemm] rocBLAS
+Memory access fault by GPU node-1
+";
+        // ConvOclBwdWrW2<1> skipped for its workspace: GemmWrwUniversal ran.
+        assert_eq!(running_solver(log).as_deref(), Some("GemmWrwUniversal"));
+        let no_skip = log.replace("MIOpen(HIP): Warning [IsEnoughWorkspace]", "x");
+        assert_eq!(
+            running_solver(&no_skip).as_deref(),
+            Some("ConvOclBwdWrW2<1>")
+        );
+    }
+
+    #[test]
+    fn a_batch_norm_kernel_after_a_convolution_blames_no_solver() {
+        let log = "\
+MIOpen(HIP): Info2 [SetAsFound1_0] Solver GemmBwdRest registered as find 1.0 best for miopenConvolutionBwdDataAlgoGEMM in x
+MIOpen(HIP): Info [ConvolutionBackwardData] algo = 0, workspace = 0
+MIOpen(HIP): Info2 [run] kernel_name = MIOpenBatchNormBwdSpatial, global_work_dim = { 1, 1, 1 }, local_work_dim = { 1, 1, 1 }
+Memory access fault by GPU node-1
+";
+        assert_eq!(running_solver(log), None);
+        // An elapsed time in the prefix and `): ` inside the message.
+        let log = "MIOpen(HIP)   0.123: Info [ConvolutionWrwImmediate] solver_id = GemmWrwUniversal, workspace = 0 (a): b\n";
+        assert_eq!(running_solver(log).as_deref(), Some("GemmWrwUniversal"));
     }
 
     #[test]

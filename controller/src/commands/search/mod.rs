@@ -359,6 +359,7 @@ impl Search<'_> {
         }
         if ended.is_some() && doc.environment.is_none() {
             doc.untried.extend(planner.untried());
+            planner.cut_short();
         }
         doc.kept = planner.settled.kept.clone();
         doc.settled = planner.settled.clone().into();
@@ -394,7 +395,11 @@ impl Search<'_> {
         } else {
             "fail"
         };
-        let solver = (!arm.diagnostics.is_empty() && run.failure.is_some())
+        let crashed = run
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.faults > 0 || f.signal.is_some());
+        let solver = (!arm.diagnostics.is_empty() && crashed)
             .then(|| miopen_log::running_solver(&run.record.miopen_log))
             .flatten();
         Ok(ArmJson {
@@ -586,6 +591,18 @@ fn conclude(doc: &mut SearchJson, home: Option<&Path>, keep_to: Option<&Path>) {
                 }
             )
         }
+        (None, None, bf) if doc.settled.unconfirmed.is_some() => format!(
+            "{} passed once, but the search ended before it was confirmed (it must pass three \
+             times, and the baseline fail again): not kept.{untried} Search again with a \
+             larger bound{}.",
+            doc.settled
+                .unconfirmed
+                .as_deref()
+                .unwrap_or("a configuration"),
+            bf.as_ref()
+                .map(|f| format!("; baseline: {f}"))
+                .unwrap_or_default()
+        ),
         (None, None, bf) => format!(
             "No configuration tried made it pass ({ran} run(s){}).{intermittent}{untried} \
              Next steps below.",

@@ -70,6 +70,7 @@ pub struct Seen {
 enum Step {
     Baseline,
     Prerequisites,
+    Override,
     FindFast,
     Eliminate,
     Filters,
@@ -167,6 +168,8 @@ pub struct Settled {
     pub intermittent: Vec<String>,
     /// The baseline passed when run again: the failure is intermittent, nothing is kept.
     pub baseline_intermittent: bool,
+    /// A configuration that passed but whose confirmation the search did not reach.
+    pub unconfirmed: Option<String>,
 }
 
 pub struct Planner {
@@ -189,6 +192,8 @@ pub struct Planner {
     crashed_before: bool,
     /// Layer kinds that failed anywhere, in the check's words.
     failing_kinds: Vec<String>,
+    /// The arms of a step left when a pass was found: run if the pass does not hold.
+    stashed: VecDeque<Arm>,
     /// Passing configurations, with their speeds (`--all`), in the order found.
     passes: Vec<(Arm, Option<f64>)>,
     /// The configuration being settled: passed, then confirmed, then reduced.
@@ -225,6 +230,7 @@ impl Planner {
             crashed_before: false,
             failing_kinds: Vec::new(),
             passes: Vec::new(),
+            stashed: VecDeque::new(),
             candidate: None,
             tally: (0, 0),
             reduced: None,
@@ -279,11 +285,14 @@ impl Planner {
             v.extend(
                 later
                     .iter()
-                    .filter(|(s, _)| *s > self.step)
+                    .filter(|(s, _)| *s >= self.step)
                     .map(|(_, w)| (*w).to_owned()),
             );
-        } else if self.step < Step::Done {
-            v.push("confirming and reducing the configuration that passed".into());
+        } else if self.step < Step::Done && self.candidate.is_some() {
+            v.push(format!(
+                "confirming and reducing {}, which passed",
+                self.candidate.as_ref().map_or("", |c| c.id.as_str())
+            ));
         }
         v
     }
@@ -331,7 +340,12 @@ impl Planner {
                 Prerequisites
             }
             Prerequisites => {
-                self.queue_prerequisites();
+                self.queue_visible();
+                Override
+            }
+            Override => {
+                // After `visible` was learned: built on what it left in the base.
+                self.queue_override();
                 FindFast
             }
             FindFast => {
@@ -366,7 +380,8 @@ impl Planner {
                     self.push(
                         a,
                         Some(
-                            "no GPU fault or crash to trace: solvers are switched off only                              where MIOpen's log names the one running at a fault"
+                            "no GPU fault or crash to trace: solvers are switched off only \
+                             where MIOpen's log names the one running at a fault"
                                 .into(),
                         ),
                     );
@@ -488,7 +503,7 @@ impl Planner {
         }
     }
 
-    fn queue_prerequisites(&mut self) {
+    fn queue_visible(&mut self) {
         if let Some(v) = self.s.only_rdna1.clone() {
             let c = Arm::set(&self.base, "ROCR_VISIBLE_DEVICES", &v);
             self.push(
@@ -504,6 +519,9 @@ impl Planner {
                 None,
             );
         }
+    }
+
+    fn queue_override(&mut self) {
         let now = self.s.override_now.clone();
         let advised = self.s.override_advised.clone();
         if let Some(v) = &advised
@@ -614,9 +632,22 @@ impl Planner {
                 self.step = Step::Done;
                 return;
             }
-            self.passes.push((found.clone(), seen.speed));
+            if arm.step == "eliminate" && found.changes == self.base {
+                // The failing configuration passed with MIOpen's log and serialized kernels
+                // alone: no switch to keep; timing is the trouble, not a solver. Said, not kept.
+                self.settled.intermittent.push(format!(
+                    "{}: passed with AMD_SERIALIZE_KERNEL=3 and MIOpen's log alone (a race \
+                     the serialization hides), nothing to keep",
+                    arm.id
+                ));
+                return;
+            }
+            // A run with serialized kernels is no measure of speed.
+            let speed = seen.speed.filter(|_| arm.diagnostics.is_empty());
+            self.passes.push((found.clone(), speed));
             if !self.all {
-                self.queue.clear();
+                // The rest of this step waits: it runs if the pass does not hold.
+                self.stashed = std::mem::take(&mut self.queue);
                 self.step = self.settle(found);
             }
             return;
@@ -637,6 +668,11 @@ impl Planner {
     /// else its family's; the family's too when its own were set and it ran all the same), or
     /// fall back to pairs of families when the log names none.
     fn eliminate(&mut self, seen: &Seen) {
+        // A failure that is no crash (an error, wrong numbers) has no fault to trace: the
+        // solver the log named last did not cause it.
+        if !seen.crashed {
+            return;
+        }
         let solver = miopen_log::running_solver(&seen.miopen_log);
         let set = |v: &String| self.eliminated.iter().any(|(k, _)| k == v);
         let next: Option<(Vec<String>, String)> = solver.as_ref().and_then(|name| {
@@ -658,7 +694,9 @@ impl Planner {
                 self.queue_elimination();
             }
             Some(_) => {}
-            None if solver.is_none() && !self.pairs_queued && seen.crashed => self.queue_pairs(),
+            // No solver named, one this table cannot place, or one that ran with its
+            // switches set: the families two at a time.
+            None if !self.pairs_queued => self.queue_pairs(),
             None => {}
         }
     }
@@ -690,10 +728,10 @@ impl Planner {
                         "{}: passed {} of {}",
                         cand.id, self.tally.0, self.tally.1
                     ));
-                    self.queue.clear();
+                    self.queue = std::mem::take(&mut self.stashed);
                     self.candidate = None;
-                    // Not kept: the search goes on after the step that found it (`--all`:
-                    // with the next best pass).
+                    // Not kept: the search goes on with the rest of the step that found it,
+                    // then the next (`--all`: with the next best pass).
                     self.step = if self.all {
                         Step::Searched
                     } else {
@@ -812,6 +850,25 @@ impl Planner {
             .map(|(a, _)| a.clone())
     }
 
+    /// The search was cut short (a bound, Ctrl-C) while settling a pass: one that passed three
+    /// times with the baseline failing again is kept whole (not reduced); one not yet
+    /// confirmed is said, not kept.
+    pub fn cut_short(&mut self) {
+        let Some(cand) = self.candidate.clone() else {
+            return;
+        };
+        match self.step {
+            Step::Minimize | Step::ConfirmMinimal if self.settled.kept.is_none() => {
+                self.settled.dropped.clear();
+                self.settled.kept = Some(cand);
+            }
+            Step::Confirm | Step::BaselineAgain => {
+                self.settled.unconfirmed = Some(cand.id);
+            }
+            _ => {}
+        }
+    }
+
     /// The passes found (`--all`), with their speeds.
     pub fn passes(&self) -> &[(Arm, Option<f64>)] {
         &self.passes
@@ -821,7 +878,8 @@ impl Planner {
 /// Where the search goes on after a pass of `step` turned out intermittent.
 fn resume_after(step: &str) -> Step {
     match step {
-        "visible" | "override" => Step::FindFast,
+        "visible" => Step::Override,
+        "override" => Step::FindFast,
         "find-fast" => Step::Eliminate,
         "eliminate" => Step::Filters,
         "filters" => Step::Selective,
@@ -929,5 +987,84 @@ mod tests {
         let kept = p.settled.kept.clone().expect("kept");
         assert_eq!(kept.id, "miopen-no-asm");
         assert_eq!(p.passes().len(), 3);
+    }
+
+    #[test]
+    fn the_override_is_built_on_the_visible_step_and_both_carry_forward() {
+        let s = Situation {
+            only_rdna1: Some("1".into()),
+            override_advised: Some("10.1.0".into()),
+            ..Situation::default()
+        };
+        let mut p = Planner::new(s, false);
+        let ran = drive(&mut p, |_| fault());
+        let o = ran.iter().find(|a| a.id == "override-10.1.0").unwrap();
+        assert!(has(o, "ROCR_VISIBLE_DEVICES"), "{o:?}");
+        let fast = ran.iter().find(|a| a.id == "miopen-find-fast").unwrap();
+        assert!(has(fast, "ROCR_VISIBLE_DEVICES") && has(fast, "HSA_OVERRIDE_GFX_VERSION"));
+    }
+
+    #[test]
+    fn an_intermittent_pass_resumes_with_the_rest_of_its_step() {
+        // GCN assembly off passes once, then fails; OpenCL off (the same step) holds.
+        let mut p = Planner::new(Situation::default(), false);
+        let mut asm_runs = 0;
+        let ran = drive(&mut p, |a| {
+            if has(a, "MIOPEN_DEBUG_GCN_ASM_KERNELS") {
+                asm_runs += 1;
+                return Seen {
+                    passed: asm_runs == 1,
+                    crashed: asm_runs > 1,
+                    ..Seen::default()
+                };
+            }
+            Seen {
+                passed: has(a, "MIOPEN_DEBUG_OPENCL_CONVOLUTIONS"),
+                crashed: true,
+                ..Seen::default()
+            }
+        });
+        assert_eq!(p.settled.intermittent, ["miopen-no-asm: passed 1 of 2"]);
+        assert!(ran.iter().any(|a| a.id == "miopen-no-opencl"));
+        assert_eq!(
+            p.settled.kept.map(|k| k.id).as_deref(),
+            Some("miopen-no-opencl")
+        );
+    }
+
+    #[test]
+    fn a_bound_while_settling_keeps_what_already_held_and_lists_what_was_left() {
+        let mut p = Planner::new(Situation::default(), false);
+        let mut n = 0;
+        while let Some(a) = p.next() {
+            if a.skipped.is_some() {
+                continue;
+            }
+            if a.step == "minimize" {
+                break;
+            }
+            n += 1;
+            assert!(n < 50);
+            let passed = has(&a, "MIOPEN_FIND_MODE");
+            let seen = Seen {
+                passed,
+                crashed: !passed,
+                ..Seen::default()
+            };
+            p.learn(&a, &seen);
+        }
+        // Confirmed and the baseline failed again: kept whole, though not reduced.
+        p.cut_short();
+        assert_eq!(
+            p.settled.kept.map(|k| k.id).as_deref(),
+            Some("miopen-find-fast")
+        );
+        // Stopped before elimination: it is said to be untried.
+        let mut p = Planner::new(Situation::default(), false);
+        let b = p.next().unwrap();
+        p.learn(&b, &fault());
+        let _fast = p.next().unwrap();
+        let left = p.untried();
+        assert!(left.iter().any(|l| l.contains("one by one")), "{left:?}");
     }
 }
