@@ -103,32 +103,7 @@ impl Setup {
     }
 
     fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut c = Command::new(BIN);
-        c.current_dir(&self.dir)
-            .arg("--root")
-            .arg(self.dir.join("root"))
-            .args(args)
-            .env_remove("RDNA1CTL_ROOT")
-            .env_remove("SUDO_UID")
-            .env_remove("SUDO_GID")
-            .env_remove("PKEXEC_UID")
-            .env_remove("HSA_OVERRIDE_GFX_VERSION")
-            .env_remove("PYTHONPATH")
-            .env_remove("VIRTUAL_ENV")
-            .env_remove("CONDA_PREFIX")
-            .env("RDNA1CTL_SHARE", tree().join("dist/field-kit"))
-            .env("STANDIN_KMSG", self.dir.join("root/dev/kmsg"))
-            .env("STANDIN_KFD", self.kfd());
-        if is_root() {
-            c.env("SUDO_UID", "65534").env("SUDO_GID", "65534");
-        } else {
-            // The test's own user: its home here, not the machine's.
-            c.env("HOME", self.dir.join("home"));
-        }
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        c
+        common::fixture_command(BIN, &self.dir, args, env)
     }
 
     fn search(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -148,11 +123,6 @@ impl Setup {
 
     fn standin(&self) -> PathBuf {
         self.dir.join("standin")
-    }
-
-    /// The fixture's KFD process directory.
-    fn kfd(&self) -> PathBuf {
-        self.dir.join("root/sys/class/kfd/kfd/proc")
     }
 
     /// An interpreter named `python3` in `dir` (made here, mode 0755): a shell stand-in that

@@ -78,32 +78,9 @@ impl Find {
     }
 
     fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut c = Command::new(BIN);
-        c.current_dir(&self.dir)
-            .arg("--root")
-            .arg(self.dir.join("root"))
-            .args(args)
-            .env_remove("RDNA1CTL_ROOT")
-            .env_remove("SUDO_UID")
-            .env_remove("SUDO_GID")
-            .env_remove("PKEXEC_UID")
-            .env_remove("HSA_OVERRIDE_GFX_VERSION")
-            .env_remove("PYTHONPATH")
-            .env_remove("VIRTUAL_ENV")
-            .env_remove("CONDA_PREFIX")
-            .env("RDNA1CTL_SHARE", tree().join("dist/field-kit"))
-            .env("STANDIN_KMSG", self.dir.join("root/dev/kmsg"))
-            .env("STANDIN_KFD", self.dir.join("root/sys/class/kfd/kfd/proc"))
-            .env("STANDIN_STATE", self.dir.join("flaky-state"))
+        let mut c = common::fixture_command(BIN, &self.dir, args, env);
+        c.env("STANDIN_STATE", self.dir.join("flaky-state"))
             .env("STANDIN_RUNS", self.dir.join("runs"));
-        if nix::unistd::geteuid().is_root() {
-            c.env("SUDO_UID", "65534").env("SUDO_GID", "65534");
-        } else {
-            c.env("HOME", self.dir.join("home"));
-        }
-        for (k, v) in env {
-            c.env(k, v);
-        }
         c
     }
 

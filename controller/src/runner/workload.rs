@@ -109,69 +109,58 @@ impl Failure {
 }
 
 /// Reads a pipe to its end, keeping the last [`TAIL`] bytes.
-pub fn tail_reader(mut r: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut keep = Vec::new();
-        let mut buf = [0u8; 8192];
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    keep.extend_from_slice(&buf[..n]);
-                    if keep.len() > 2 * TAIL {
-                        keep.drain(..keep.len() - TAIL);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        let start = keep.len().saturating_sub(TAIL);
-        keep.split_off(start)
-    })
+pub fn tail_reader(r: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || read_to_end(r, false).0)
 }
 
 /// Reads standard error to its end: the last [`TAIL`] bytes, and the last [`MIOPEN_LOG`]
 /// bytes of its MIOpen lines.
-pub fn log_reader(mut r: impl Read + Send + 'static) -> JoinHandle<(Vec<u8>, Vec<u8>)> {
-    std::thread::spawn(move || {
-        let (mut keep, mut log, mut line) = (Vec::new(), Vec::new(), Vec::new());
-        let mut buf = [0u8; 8192];
-        loop {
-            match r.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    keep.extend_from_slice(&buf[..n]);
-                    if keep.len() > 2 * TAIL {
-                        keep.drain(..keep.len() - TAIL);
+pub fn log_reader(r: impl Read + Send + 'static) -> JoinHandle<(Vec<u8>, Vec<u8>)> {
+    std::thread::spawn(move || read_to_end(r, true))
+}
+
+/// The last [`TAIL`] bytes of `r`, and (`miopen`) the last [`MIOPEN_LOG`] bytes of its
+/// MIOpen lines.
+fn read_to_end(mut r: impl Read, miopen: bool) -> (Vec<u8>, Vec<u8>) {
+    let (mut keep, mut log, mut line) = (Vec::new(), Vec::new(), Vec::new());
+    let mut buf = [0u8; 8192];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                keep.extend_from_slice(&buf[..n]);
+                if keep.len() > 2 * TAIL {
+                    keep.drain(..keep.len() - TAIL);
+                }
+                if !miopen {
+                    continue;
+                }
+                for &b in &buf[..n] {
+                    // A line longer than the log's bound is no MIOpen line: cut it short.
+                    if line.len() < MIOPEN_LOG {
+                        line.push(b);
                     }
-                    for &b in &buf[..n] {
-                        // A line longer than the log's bound is no MIOpen line: cut it short.
-                        if line.len() < MIOPEN_LOG {
-                            line.push(b);
-                        }
-                        if b == b'\n' {
-                            if is_miopen_line(&line) {
-                                log.extend_from_slice(&line);
-                                if log.len() > 2 * MIOPEN_LOG {
-                                    log.drain(..log.len() - MIOPEN_LOG);
-                                }
+                    if b == b'\n' {
+                        if is_miopen_line(&line) {
+                            log.extend_from_slice(&line);
+                            if log.len() > 2 * MIOPEN_LOG {
+                                log.drain(..log.len() - MIOPEN_LOG);
                             }
-                            line.clear();
                         }
+                        line.clear();
                     }
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
             }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
         }
-        if is_miopen_line(&line) {
-            log.extend_from_slice(&line);
-        }
-        let start = keep.len().saturating_sub(TAIL);
-        let log_start = log.len().saturating_sub(MIOPEN_LOG);
-        (keep.split_off(start), log.split_off(log_start))
-    })
+    }
+    if is_miopen_line(&line) {
+        log.extend_from_slice(&line);
+    }
+    let start = keep.len().saturating_sub(TAIL);
+    let log_start = log.len().saturating_sub(MIOPEN_LOG);
+    (keep.split_off(start), log.split_off(log_start))
 }
 
 fn joined(h: Option<JoinHandle<Vec<u8>>>) -> String {
@@ -363,6 +352,23 @@ pub fn run_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn miopen_lines_far_above_the_tail_are_kept() {
+        let mut text = String::from("MIOpen(HIP): Info2 [Find] Starting find for X\n");
+        for i in 0..5000 {
+            text.push_str(&format!("training step {i} of a long run\n"));
+        }
+        text.push_str("Memory access fault by GPU node-1");
+        let (tail, log) = read_to_end(text.as_bytes(), true);
+        assert_eq!(tail.len(), TAIL);
+        let log = String::from_utf8(log).unwrap();
+        assert_eq!(
+            log,
+            "MIOpen(HIP): Info2 [Find] Starting find for X\nMemory access fault by GPU node-1"
+        );
+        assert!(read_to_end(text.as_bytes(), false).1.is_empty());
+    }
 
     fn sh(script: &str, timeout: Duration) -> Record {
         let argv: Vec<OsString> = ["sh", "-c", script].iter().map(OsString::from).collect();
