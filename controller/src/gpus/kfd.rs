@@ -71,47 +71,39 @@ fn link_flags(dir: &Path, id: Option<u64>) -> Vec<u64> {
 /// the GPU) is skipped.
 pub fn topology(root: &SysRoot) -> Option<Vec<Node>> {
     let entries = std::fs::read_dir(root.path(NODES)).ok()?;
-    Some(
-        entries
-            .flatten()
-            .filter_map(|e| {
-                let dir = e.path();
-                let p = dir.join("properties");
-                let mut node = match std::fs::read_to_string(&p) {
-                    Ok(t) => parse(&t)?,
-                    Err(err) => {
-                        tracing::debug!("{}: {err}", p.display());
-                        return None;
-                    }
-                };
-                let id = dir
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.parse().ok());
-                node.link_flags = link_flags(&dir, id);
-                Some(node)
-            })
-            .collect(),
-    )
+    let mut nodes: Vec<(Option<u64>, Node)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let dir = e.path();
+            let p = dir.join("properties");
+            let mut node = match std::fs::read_to_string(&p) {
+                Ok(t) => parse(&t)?,
+                Err(err) => {
+                    tracing::debug!("{}: {err}", p.display());
+                    return None;
+                }
+            };
+            let id = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.parse().ok());
+            node.link_flags = link_flags(&dir, id);
+            Some((id, node))
+        })
+        .collect();
+    // In node order: the order ROCr numbers its GPU agents in.
+    nodes.sort_by_key(|(id, _)| *id);
+    Some(nodes.into_iter().map(|(_, n)| n).collect())
 }
 
 /// `ROCR_VISIBLE_DEVICES` that leaves only the RDNA1 GPUs visible, where ROCm sees other GPUs
 /// too (None: only RDNA1 GPUs, or none). ROCr numbers its GPU agents in KFD's node order.
 pub fn only_rdna1(root: &SysRoot) -> Option<String> {
-    let entries = std::fs::read_dir(root.path(NODES)).ok()?;
-    let mut nodes: Vec<(u32, Node)> = entries
-        .flatten()
-        .filter_map(|e| {
-            let id = e.file_name().to_str()?.parse().ok()?;
-            let text = std::fs::read_to_string(e.path().join("properties")).ok()?;
-            Some((id, parse(&text)?))
-        })
-        .collect();
-    nodes.sort_by_key(|(id, _)| *id);
+    let nodes = topology(root)?;
     let rdna1: Vec<String> = nodes
         .iter()
         .enumerate()
-        .filter(|(_, (_, n))| (100100..100200).contains(&n.gfx_target_version))
+        .filter(|(_, n)| (100100..100200).contains(&n.gfx_target_version))
         .map(|(i, _)| i.to_string())
         .collect();
     (!rdna1.is_empty() && rdna1.len() < nodes.len()).then(|| rdna1.join(","))
@@ -188,5 +180,31 @@ mod tests {
         assert_eq!(gfx_target(&nodes, at(1, 0x0c)).as_deref(), Some("gfx1030"));
         assert_eq!(gfx_target(&nodes, at(0, 0x0c)), None, "other domain");
         assert_eq!(gfx_target(&nodes, at(1, 0x0d)), None, "other bus");
+    }
+
+    #[test]
+    fn only_the_rdna1_gpu_is_made_visible_by_its_place_in_node_order() {
+        let dir = std::env::temp_dir().join(format!("rdna1ctl-kfd-{}", std::process::id()));
+        let nodes = dir.join(NODES.trim_start_matches('/'));
+        let node = |id: u32, gfx: u32, bus: u32| {
+            let d = nodes.join(id.to_string());
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(
+                d.join("properties"),
+                format!(
+                    "gfx_target_version {gfx}\nlocation_id {}\ndomain 0\n",
+                    bus << 8
+                ),
+            )
+            .unwrap();
+        };
+        node(0, 0, 0); // the CPU
+        node(2, 100100, 3); // an RX 5700 XT, the second GPU in node order
+        node(1, 110000, 8); // a gfx1100
+        let root = SysRoot::new(dir.clone());
+        assert_eq!(only_rdna1(&root).as_deref(), Some("1"));
+        std::fs::remove_dir_all(nodes.join("1")).unwrap();
+        assert_eq!(only_rdna1(&root), None, "one GPU: nothing to hide");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
