@@ -13,8 +13,6 @@ use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::{offset_of, size_of};
 
-use kernel::prelude::*;
-
 use crate::bo::BoLayout;
 use crate::policy::VmKind;
 
@@ -108,9 +106,6 @@ mod c {
         pub(super) static rdna1_ttm_bo_type_offset: u32;
         pub(super) static rdna1_builtin_bo_layout: [u32; 4];
         pub(super) static rdna1_mtype_version: [u8; 24];
-        pub(super) fn rdna1_mtype_check_kernel() -> c_int;
-        pub(super) fn rdna1_mtype_hook_init() -> c_int;
-        pub(super) fn rdna1_mtype_hook_exit();
         pub(super) fn rdna1_mtype_policy_lock();
         pub(super) fn rdna1_mtype_policy_unlock();
         pub(super) fn rdna1_mtype_report_bad_bo(why: u32);
@@ -154,10 +149,12 @@ pub(crate) fn version() -> [u8; 24] {
     unsafe { c::rdna1_mtype_version }
 }
 
-/// Refuses (`-EOPNOTSUPP`, logged) a kernel outside the releases this build supports.
-pub(crate) fn check_kernel() -> Result {
-    // SAFETY: reads constants and logs; callable from any process context.
-    kernel::error::to_result(unsafe { c::rdna1_mtype_check_kernel() })
+/// The module version, as text.
+pub(crate) fn version_str() -> &'static str {
+    // SAFETY: a constant defined in hook.c, NUL-padded.
+    let v: &'static [u8; 24] = unsafe { &c::rdna1_mtype_version };
+    let len = v.iter().position(|&b| b == 0).unwrap_or(v.len());
+    core::str::from_utf8(&v[..len]).unwrap_or("?")
 }
 
 /// Logs, rate-limited, that a BO broke an invariant (`why`) and is unknown for this call.
@@ -203,27 +200,6 @@ pub(crate) fn coarse_monotonic_ns() -> u64 {
     (ts.tv_sec as u64)
         .wrapping_mul(1_000_000_000)
         .wrapping_add(ts.tv_nsec as u64)
-}
-
-/// Registers the module notifier and arms the probe on amdgpu, now or when it loads.
-///
-/// # Safety
-///
-/// Called once, from module init; if it succeeds, [`hook_exit`] is called once before the
-/// module goes away.
-pub(crate) unsafe fn hook_init() -> Result {
-    // SAFETY: per this function's contract.
-    kernel::error::to_result(unsafe { c::rdna1_mtype_hook_init() })
-}
-
-/// Disarms the probe and unregisters the notifier; waits until no probe handler runs.
-///
-/// # Safety
-///
-/// [`hook_init`] succeeded and this was not called since.
-pub(crate) unsafe fn hook_exit() {
-    // SAFETY: per this function's contract.
-    unsafe { c::rdna1_mtype_hook_exit() };
 }
 
 /// Proof that the current task holds `rdna1_policy_lock` (hook.c), the mutex every policy

@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdna1_mtype: the C part, limited to what the Rust `kernel` crate of Linux 7.2 has no
- * abstraction for:
- *  - an fprobe on amdgpu's gmc_v10_0_get_vm_pte (entry saves the arguments, exit hands the
- *    computed PTE flags and the device to Rust),
- *  - reading the device from amdgpu's adev (struct layout, with a runtime check), and the
- *    kind of VM from amdgpu_vm.is_compute_context (offset from BTF or a checked copy),
- *  - a module notifier that arms the probe when amdgpu arrives and disarms it when it goes,
- *    after checking it is amdgpu's own function in the amdgpu build the DKMS build checked
- *    (built without that amdgpu's BTF: an in-tree amdgpu), and not an amdgpu unloading
- *    (struct module and sysfs, which the crate does not reach),
- *  - string module parameters writable at runtime (Rust params are integer and read-only):
- *    "mode", "scope", "classes", "vm_scope", "bo_layout", and the read-only "armed" and
- *    "stats".
- * Every decision is made in Rust (probe.rs, params.rs); this file only moves data.
+ * rdna1_mtype: the C part, limited to what the Rust `kernel` crate has no abstraction for:
+ *  - the fprobe on amdgpu's gmc_v10_0_get_vm_pte: its handlers (entry saves the arguments,
+ *    exit hands the computed PTE flags and the device to Rust) and its registration;
+ *  - struct layouts out-of-tree code cannot include: the device from amdgpu's adev (with a
+ *    runtime check), the kind and owner of an amdgpu_vm (offsets from BTF or a checked copy),
+ *    and what a struct module says of itself (taints, BTF, text range);
+ *  - the module notifier, the arm lock, and the sysfs files arming reads;
+ *  - string module parameters writable at runtime (Rust params are integer and read-only).
+ * Every decision is made in Rust: when to arm and on what (arming.rs), what to do with a
+ * mapping (probe.rs), the parameters' values (params.rs). This file moves data.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -44,22 +40,24 @@
 #define HOOKED_SYMBOL "gmc_v10_0_get_vm_pte"
 
 /*
- * The releases the module loads on. Built with the target amdgpu's BTF (kmod/dkms-make.sh:
- * rdna1ctl check-kernel found the contract there, and rdna1_check_identity_locked() arms only
- * on that very amdgpu): every release since 6.18, whose signature the contract states (6.12
- * to 6.17 have (adev, mapping, flags)). Built without: only 7.2 and 7.3, whose
- * gmc_v10_0_get_vm_pte, amdgpu_device head and amdgpu_bo were checked against their source
- * (tests/kernel/check-hook-source.sh); elsewhere the probe would read unknown arguments.
+ * The releases the module loads on (arming.rs refuses others at load). Built with the target
+ * amdgpu's BTF (kmod/dkms-make.sh: rdna1ctl check-kernel found the contract there, and
+ * arming.rs arms only on that very amdgpu): every release since 6.18, whose signature the
+ * contract states (6.12 to 6.17 have (adev, mapping, flags)). Built without: only 7.2 and
+ * 7.3, whose gmc_v10_0_get_vm_pte, amdgpu_device head and amdgpu_bo were checked against their
+ * source (tests/kernel/check-hook-source.sh); elsewhere the probe would read unknown arguments.
  */
 #ifdef RDNA1_AMDGPU_BTF_ID
-#define RDNA1_KERNEL_MIN KERNEL_VERSION(6, 18, 0)
-#define RDNA1_KERNEL_END KERNEL_VERSION(255, 255, 255)
-#define RDNA1_KERNEL_RANGE "6.18 and later, with the contract checked on the kernel's BTF"
+const u32 rdna1_kernel_min = KERNEL_VERSION(6, 18, 0);
+const u32 rdna1_kernel_end = KERNEL_VERSION(255, 255, 255);
 #else
-#define RDNA1_KERNEL_MIN KERNEL_VERSION(7, 2, 0)
-#define RDNA1_KERNEL_END KERNEL_VERSION(7, 4, 0)
-#define RDNA1_KERNEL_RANGE "7.2 to 7.3 (built without the kernel's BTF: source-verified releases)"
+const u32 rdna1_kernel_min = KERNEL_VERSION(7, 2, 0);
+const u32 rdna1_kernel_end = KERNEL_VERSION(7, 4, 0);
 #endif
+const u32 rdna1_kernel_version = LINUX_VERSION_CODE;
+const char rdna1_kernel_release[65] = UTS_RELEASE;
+const u8 rdna1_amdgpu_builtin = IS_BUILTIN(CONFIG_DRM_AMDGPU);
+const u8 rdna1_btf_modules = IS_ENABLED(CONFIG_DEBUG_INFO_BTF_MODULES);
 
 const u32 rdna1_ttm_bo_size = sizeof(struct ttm_buffer_object);
 const u32 rdna1_ttm_bo_type_offset = offsetof(struct ttm_buffer_object, type);
@@ -84,7 +82,7 @@ const u32 rdna1_builtin_bo_layout[4] = {
 
 /*
  * Where amdgpu_vm.is_compute_context is: from the target amdgpu's BTF (kmod/dkms-make.sh),
- * else, for the releases built without BTF (7.2, 7.3: RDNA1_KERNEL_RANGE), the copy
+ * else, for the releases built without BTF (7.2, 7.3: rdna1_kernel_min), the copy
  * (amdgpu_vm_layout.h). A BTF build that did not get the offset has none: the VM kind is
  * unknown, not guessed from a copy nobody checked against that kernel. (Before the default of
  * RDNA1_AMDGPU_BTF_ID below: here it is defined only by a BTF build.)
@@ -117,7 +115,7 @@ const u32 rdna1_builtin_bo_layout[4] = {
 #ifndef RDNA1_AMDGPU_BTF_ID
 #define RDNA1_AMDGPU_BTF_ID 0
 #endif
-static const u64 rdna1_amdgpu_btf_id = RDNA1_AMDGPU_BTF_ID;
+const u64 rdna1_built_btf_id = RDNA1_AMDGPU_BTF_ID;
 
 /*
  * The start of struct amdgpu_device, which out-of-tree code cannot include: amdgpu's own
@@ -287,15 +285,29 @@ static struct fprobe rdna1_fprobe = {
 	.entry_data_size = sizeof(struct rdna1_pte_call),
 };
 
-/* Serialises arming against the notifier and unload; "armed" is read locklessly by sysfs. */
+/*
+ * The arming glue for arming.rs, which decides when the probe is armed and on what: the lock
+ * its state lives under, the module notifier, the fprobe's registration, and what amdgpu says
+ * of itself (its struct module while it notifies; else its sysfs files). Every function here
+ * but the lock's runs with rdna1_arm_lock held.
+ */
 static DEFINE_MUTEX(rdna1_arm_lock);
-static bool rdna1_armed;
+
+void rdna1_mtype_arm_lock(void)
+{
+	mutex_lock(&rdna1_arm_lock);
+}
+
+void rdna1_mtype_arm_unlock(void)
+{
+	mutex_unlock(&rdna1_arm_lock);
+}
 
 /*
- * Why the last arming failed, for the read-only "arm_error" parameter; "" if it did not, or if
- * that amdgpu has gone since. Written only under rdna1_arm_lock and rdna1_status_lock both.
+ * Why the last arming failed, for the read-only "arm_error" parameter (arming.rs words it).
+ * Written under rdna1_arm_lock and rdna1_status_lock both.
  */
-static char rdna1_arm_error[KSYM_SYMBOL_LEN + 64];
+static char rdna1_arm_error[256];
 
 /* fprobe's misses in registrations before the current one (register_fprobe zeroes nmissed). */
 static unsigned long rdna1_missed_before;
@@ -309,53 +321,108 @@ static unsigned long rdna1_missed_before;
  */
 static DEFINE_SPINLOCK(rdna1_status_lock);
 
-/* Sets arm_error from @fmt and returns @ret: "return rdna1_arm_failed(-EXDEV, ...)". */
-static __printf(2, 3) int rdna1_arm_failed(int ret, const char *fmt, ...)
-{
-	char text[sizeof(rdna1_arm_error)];
-	va_list args;
-
-	lockdep_assert_held(&rdna1_arm_lock);
-	va_start(args, fmt);
-	vscnprintf(text, sizeof(text), fmt, args);
-	va_end(args);
-	spin_lock(&rdna1_status_lock);
-	strscpy(rdna1_arm_error, text);
-	spin_unlock(&rdna1_status_lock);
-	return ret;
-}
-
-static void rdna1_clear_arm_error(void)
+void rdna1_set_arm_error(const char *text, size_t len)
 {
 	lockdep_assert_held(&rdna1_arm_lock);
+	len = min(len, sizeof(rdna1_arm_error) - 1);
 	spin_lock(&rdna1_status_lock);
-	rdna1_arm_error[0] = '\0';
+	memcpy(rdna1_arm_error, text, len);
+	rdna1_arm_error[len] = '\0';
 	spin_unlock(&rdna1_status_lock);
 }
 
-/* amdgpu is between its GOING notification and being freed: its text must not be hooked. */
-static bool rdna1_amdgpu_going;
+static_assert(KSYM_SYMBOL_LEN <= RDNA1_SYM_LEN);
 
 /*
- * The symbol is looked up as "amdgpu:gmc_v10_0_get_vm_pte" (kallsyms_lookup_name's
- * module-qualified form), so another module defining the name is never chosen. The probe is
- * registered soft-disabled and enabled only once kallsyms confirms where it landed.
+ * Registers the probe, soft-disabled, on every traceable function named HOOKED_SYMBOL, by
+ * glob (fprobe's get_ips_from_filter() scans vmlinux's and every module's symbols): no
+ * module-qualified lookup, which ftrace_lookup_symbols() resolves only through a fast path
+ * newer than some releases the module loads on (docs/KERNELS.md).
  */
-static int rdna1_check_target_locked(void)
+int rdna1_probe_register_by_name(void)
+{
+	lockdep_assert_held(&rdna1_arm_lock);
+	disable_fprobe(&rdna1_fprobe);
+	return register_fprobe(&rdna1_fprobe, HOOKED_SYMBOL, NULL);
+}
+
+/* Registers the probe, soft-disabled, on @addr alone (one of the sites found by name). */
+int rdna1_probe_register_at(unsigned long addr)
+{
+	lockdep_assert_held(&rdna1_arm_lock);
+	disable_fprobe(&rdna1_fprobe);
+	return register_fprobe_ips(&rdna1_fprobe, &addr, 1);
+}
+
+/*
+ * The addresses the registered probe is on: their number, and the first @max in @addrs.
+ * hlist_array is set by the registration and freed by unregister_fprobe(), both under our lock.
+ */
+u32 rdna1_probe_sites(unsigned long *addrs, u32 max)
 {
 	const struct fprobe_hlist *h = rdna1_fprobe.hlist_array;
-	char sym[KSYM_SYMBOL_LEN];
+	u32 i, n;
 
-	if (!h || h->size != 1) {
-		return rdna1_arm_failed(-EINVAL, "%s resolved to %d addresses", HOOKED_SYMBOL,
-					h ? h->size : 0);
-	}
-	sprint_symbol_no_offset(sym, h->array[0].addr);
-	if (strcmp(sym, HOOKED_SYMBOL " [" HOOKED_MODULE "]")) {
-		return rdna1_arm_failed(-EXDEV, "%s resolved to %s, not to %s's own", HOOKED_SYMBOL,
-					sym, HOOKED_MODULE);
-	}
-	return 0;
+	lockdep_assert_held(&rdna1_arm_lock);
+	n = h ? h->size : 0;
+	for (i = 0; i < n && i < max; i++)
+		addrs[i] = h->array[i].addr;
+	return n;
+}
+
+/* "name [module]" of the function at @addr, or its name alone if in vmlinux. */
+void rdna1_probe_site_name(unsigned long addr, char *buf)
+{
+	sprint_symbol_no_offset(buf, addr);
+}
+
+void rdna1_probe_enable(void)
+{
+	lockdep_assert_held(&rdna1_arm_lock);
+	enable_fprobe(&rdna1_fprobe);
+}
+
+/* Waits an RCU grace period: no handler runs after this returns. */
+void rdna1_probe_unregister(void)
+{
+	lockdep_assert_held(&rdna1_arm_lock);
+	unregister_fprobe(&rdna1_fprobe);
+	spin_lock(&rdna1_status_lock);
+	rdna1_missed_before += READ_ONCE(rdna1_fprobe.nmissed);
+	WRITE_ONCE(rdna1_fprobe.nmissed, 0);
+	spin_unlock(&rdna1_status_lock);
+}
+
+/* @mod: the struct module a module notification passed, live for that call. */
+bool rdna1_module_contains(const void *mod, unsigned long addr)
+{
+	return within_module(addr, (struct module *)mod);
+}
+
+/* Its taints are set before its COMING notification. */
+bool rdna1_module_oot(const void *mod)
+{
+	return test_bit(TAINT_OOT_MODULE, &((const struct module *)mod)->taints);
+}
+
+/*
+ * Its .BTF, only while it is COMING: prepare_coming_module() notifies before load_module()
+ * frees the file copy that btf_data points into (do_init_module() clears the pointer later).
+ */
+u32 rdna1_module_btf(const void *mod, u64 *id)
+{
+#ifdef CONFIG_DEBUG_INFO_BTF_MODULES
+	const struct module *m = mod;
+
+	if (!m->btf_data)
+		return RDNA1_BTF_NONE;
+	if (m->btf_base_data)
+		return RDNA1_BTF_DISTILLED;
+	*id = rdna1_mtype_btf_id(m->btf_data, m->btf_data_size);
+	return RDNA1_BTF_READ;
+#else
+	return RDNA1_BTF_NONE;
+#endif
 }
 
 #ifdef CONFIG_DEBUG_INFO_BTF_MODULES
@@ -367,7 +434,7 @@ static int rdna1_check_target_locked(void)
  * Read with kernel_read(), not kernel_read_file(): the latter is for files the kernel loads
  * (firmware, modules, policies), and LSMs such as IPE warn on a read that is none of those.
  */
-static int rdna1_live_btf_id(u64 *id)
+int rdna1_live_btf_id(u64 *id)
 {
 	const char *path = "/sys/kernel/btf/" HOOKED_MODULE;
 	struct file *f;
@@ -403,22 +470,31 @@ out:
 	filp_close(f, NULL);
 	return ret;
 }
+#else
+int rdna1_live_btf_id(u64 *id)
+{
+	return -EOPNOTSUPP;
+}
 #endif
 
 /*
- * Reads /sys/module/amdgpu/@attr into @buf (at most @len - 1 bytes, NUL-terminated): what the
- * init path, which has no struct module for amdgpu (modules cannot look another one up), asks
- * of the amdgpu it found. -ENOENT once amdgpu's sysfs directory is gone (it is freed).
+ * Reads /sys/module/amdgpu/@attr into @buf (at most @len - 1 bytes, NUL-terminated); returns
+ * the length read. What the init path, which has no struct module for amdgpu (modules cannot
+ * look another one up), asks of the amdgpu it found.
  */
-static int rdna1_amdgpu_attr(const char *attr, char *buf, size_t len)
+int rdna1_amdgpu_sysfs_read(u32 attr, char *buf, size_t len)
 {
-	char path[64];
+	static const char * const paths[] = {
+		[RDNA1_ATTR_INITSTATE] = "/sys/module/" HOOKED_MODULE "/initstate",
+		[RDNA1_ATTR_TAINT] = "/sys/module/" HOOKED_MODULE "/taint",
+	};
 	struct file *f;
 	loff_t pos = 0;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/sys/module/" HOOKED_MODULE "/%s", attr);
-	f = filp_open(path, O_RDONLY, 0);
+	if (attr >= ARRAY_SIZE(paths) || !len)
+		return -EINVAL;
+	f = filp_open(paths[attr], O_RDONLY, 0);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	n = kernel_read(f, buf, len - 1, &pos);
@@ -426,245 +502,42 @@ static int rdna1_amdgpu_attr(const char *attr, char *buf, size_t len)
 	if (n < 0)
 		return n;
 	buf[n] = '\0';
-	return 0;
+	return n;
 }
 
-/*
- * Built without the target amdgpu's BTF (id 0), the module knows amdgpu's arguments only from
- * the source of the releases it loads on (RDNA1_KERNEL_RANGE). An amdgpu built out of tree
- * (AMD's amdgpu-dkms: taint O) may have another signature (the pre-6.18 one) or layout, and
- * the probe would read its arguments as 7.2's and write through a junk pointer: refused.
- * @mod: amdgpu while it is coming (its taints are set before its COMING notification); NULL
- * on the init path, which asks sysfs.
- */
-static int rdna1_check_in_tree_locked(struct module *mod)
+/* Whether this task sees sysfs's /sys/module at all (it is resolved in its mount namespace). */
+bool rdna1_sysfs_modules_reachable(void)
 {
-	char taint[32];
-	bool oot;
-	int ret;
+	struct path p;
 
-	if (mod) {
-		oot = test_bit(TAINT_OOT_MODULE, &mod->taints);
-	} else {
-		ret = rdna1_amdgpu_attr("taint", taint, sizeof(taint));
-		if (ret) {
-			return rdna1_arm_failed(-ESTALE,
-						"cannot read /sys/module/%s/taint (%d) to check %s was built in tree",
-						HOOKED_MODULE, ret, HOOKED_MODULE);
-		}
-		/* module_flags_taint(): one letter per taint, 'O' for TAINT_OOT_MODULE. */
-		oot = !!strchr(taint, 'O');
-	}
-	if (oot) {
-		return rdna1_arm_failed(-ESTALE,
-					"%s was built out of tree (taint O) and this module without its BTF: its arguments cannot be checked (a kernel with module BTF and dkms install --force rdna1-mtype/%s -k %s)",
-					HOOKED_MODULE, RDNA1_MTYPE_VERSION, UTS_RELEASE);
-	}
-	return 0;
-}
-
-/*
- * Whether amdgpu is unloading: -ESRCH while its initstate reads "going", -ENOENT once its
- * /sys/module directory is gone or being removed (a removed kernfs file reads -ENODEV), 0 while
- * live or coming, another error when sysfs cannot tell.
- */
-static int rdna1_amdgpu_leaving(void)
-{
-	char state[16];
-	int ret;
-
-	ret = rdna1_amdgpu_attr("initstate", state, sizeof(state));
-	if (ret == -ENOENT || ret == -ENODEV)
-		return -ENOENT;
-	if (ret)
-		return ret;
-	return strcmp(state, "going\n") ? 0 : -ESRCH;
-}
-
-/*
- * On the init path (@mod NULL), the amdgpu found must not be going: its GOING notification
- * may have run before our notifier was registered (register_module_notifier() waits for a
- * running chain, and module unload goes on from the chain's end to ftrace_release_mod()
- * without a lock we could take), and in between its function is still found, so arming
- * would succeed on text about to be freed, and nothing would ever disarm it. An amdgpu seen
- * live or coming here notifies us when it goes (we are registered by then), and that waits
- * for the arm lock we hold. -ESRCH: the amdgpu the probe was registered on is going or gone;
- * wait for the next one.
- */
-static int rdna1_check_not_going_locked(struct module *mod)
-{
-	int ret;
-
-	if (mod)
-		return 0;
-	ret = rdna1_amdgpu_leaving();
-	if (ret == -ENOENT || ret == -ESRCH)
-		return -ESRCH;
-	if (ret) {
-		return rdna1_arm_failed(-ESTALE,
-					"cannot read /sys/module/%s/initstate (%d) to check %s is not unloading",
-					HOOKED_MODULE, ret, HOOKED_MODULE);
-	}
-	return 0;
-}
-
-/*
- * The amdgpu about to be hooked must be the build whose BTF was checked. While it is coming
- * (@mod: this runs from its MODULE_STATE_COMING notifier, called by prepare_coming_module()
- * before load_module() frees the file copy that mod->btf_data points into), its .BTF
- * section; once live, /sys/kernel/btf/amdgpu, the kernel's copy of those bytes. An amdgpu
- * built out of tree has a distilled base (.BTF.base) and the kernel rewrites its copy against
- * vmlinux, so the two would differ; check-kernel reads no such module either: refused by name.
- */
-static int rdna1_check_identity_locked(struct module *mod)
-{
-#ifdef CONFIG_DEBUG_INFO_BTF_MODULES
-	const char *why = NULL;
-	u64 id = 0;
-	int ret;
-
-	if (!rdna1_amdgpu_btf_id)
-		return rdna1_check_in_tree_locked(mod);
-	if (mod && !mod->btf_data) {
-		why = "has no BTF";
-	} else if (mod && mod->btf_base_data) {
-		why = "was built out of tree (its BTF has a distilled base)";
-	} else if (mod) {
-		id = rdna1_mtype_btf_id(mod->btf_data, mod->btf_data_size);
-	} else {
-		ret = rdna1_live_btf_id(&id);
-		if (ret) {
-			return rdna1_arm_failed(-ESTALE,
-						"cannot read /sys/kernel/btf/%s (%d) to check it is the %s this module was built for",
-						HOOKED_MODULE, ret, HOOKED_MODULE);
-		}
-	}
-	if (why) {
-		return rdna1_arm_failed(-ESTALE,
-					"%s %s: it is not the one checked when this module was built",
-					HOOKED_MODULE, why);
-	}
-	if (id != rdna1_amdgpu_btf_id) {
-		return rdna1_arm_failed(-ESTALE,
-					"%s's BTF (id %#llx) is not the one checked when this module was built (%#llx): rebuild it (dkms install --force rdna1-mtype/%s -k %s)",
-					HOOKED_MODULE, id, rdna1_amdgpu_btf_id, RDNA1_MTYPE_VERSION,
-					UTS_RELEASE);
-	}
-	return 0;
-#else
-	return rdna1_check_in_tree_locked(mod);
-#endif
-}
-
-/*
- * On the init path, whatever failed while amdgpu is unloading is a wait for the next amdgpu
- * (-ESRCH), not an error: one going, or one gone under a registration or check that had found
- * it (ftrace releases its records and sysfs its files under us). A registration's -ENOENT with
- * no amdgpu at all stays -ENOENT (not loaded: the caller waits as ever).
- */
-static int rdna1_init_failure_locked(int ret)
-{
-	int leaving = rdna1_amdgpu_leaving();
-
-	if (leaving == -ESRCH || (leaving == -ENOENT && ret != -ENOENT)) {
-		rdna1_clear_arm_error();
-		return -ESRCH;
-	}
-	return ret;
-}
-
-static int rdna1_arm_locked(struct module *mod)
-{
-	const char *sym = HOOKED_MODULE ":" HOOKED_SYMBOL;
-	int ret;
-
-	lockdep_assert_held(&rdna1_arm_lock);
-	if (rdna1_armed)
-		return 0;
-	rdna1_clear_arm_error();
-	if (rdna1_amdgpu_going)
-		return -ENOENT;
-	disable_fprobe(&rdna1_fprobe);
-	ret = register_fprobe_syms(&rdna1_fprobe, &sym, 1);
-	if (ret && !mod)
-		ret = rdna1_init_failure_locked(ret);
-	if (ret) {
-		/*
-		 * -ENOENT: amdgpu is not loaded (or has no such function); -ESRCH: it is
-		 * unloading. The caller decides.
-		 */
-		if (ret != -ENOENT && ret != -ESRCH)
-			return rdna1_arm_failed(ret, "registering the fprobe on %s failed (%d)",
-						sym, ret);
-		return ret;
-	}
-	ret = rdna1_check_target_locked();
-	if (!ret)
-		ret = rdna1_check_not_going_locked(mod);
-	if (!ret)
-		ret = rdna1_check_identity_locked(mod);
-	if (ret) {
-		unregister_fprobe(&rdna1_fprobe);
-		return mod ? ret : rdna1_init_failure_locked(ret);
-	}
-	enable_fprobe(&rdna1_fprobe);
-	WRITE_ONCE(rdna1_armed, true);
-	pr_info("armed on %s:%s\n", HOOKED_MODULE, HOOKED_SYMBOL);
-	return 0;
-}
-
-static void rdna1_disarm_locked(const char *why)
-{
-	lockdep_assert_held(&rdna1_arm_lock);
-	if (!rdna1_armed)
-		return;
-	/* Waits an RCU grace period: no exit handler runs after this returns. */
-	unregister_fprobe(&rdna1_fprobe);
-	spin_lock(&rdna1_status_lock);
-	rdna1_missed_before += READ_ONCE(rdna1_fprobe.nmissed);
-	WRITE_ONCE(rdna1_fprobe.nmissed, 0);
-	spin_unlock(&rdna1_status_lock);
-	WRITE_ONCE(rdna1_armed, false);
-	pr_info("disarmed (%s)\n", why);
+	if (kern_path("/sys/module", LOOKUP_FOLLOW | LOOKUP_DIRECTORY, &p))
+		return false;
+	path_put(&p);
+	return true;
 }
 
 static int rdna1_module_event(struct notifier_block *nb, unsigned long state,
 			      void *data)
 {
 	struct module *mod = data;
-	int ret;
+	u32 event;
 
 	if (strcmp(mod->name, HOOKED_MODULE))
 		return NOTIFY_DONE;
-	mutex_lock(&rdna1_arm_lock);
-	if (state == MODULE_STATE_COMING) {
-		/*
-		 * A module of this name can only come once the one before it is freed, so an
-		 * arming still here is on text that is gone (a GOING we never saw): never
-		 * "already armed", always armed anew on this amdgpu.
-		 */
-		if (rdna1_armed) {
-			pr_warn("still armed on an %s that is gone: arming on the new one\n",
-				HOOKED_MODULE);
-			rdna1_disarm_locked("stale");
-		}
-		/* Before amdgpu's init runs: its first VM mapping is already covered. */
-		rdna1_amdgpu_going = false;
-		ret = rdna1_arm_locked(mod);
-		if (ret == -ENOENT)
-			rdna1_arm_failed(ret, "%s has no traceable %s", HOOKED_MODULE,
-					 HOOKED_SYMBOL);
-		if (ret)
-			pr_err("cannot arm on %s:%s (%d%s%s): mappings are NOT modified\n",
-			       HOOKED_MODULE, HOOKED_SYMBOL, ret,
-			       rdna1_arm_error[0] ? ": " : "", rdna1_arm_error);
-	} else if (state == MODULE_STATE_GOING) {
-		rdna1_amdgpu_going = true;
-		rdna1_disarm_locked(HOOKED_MODULE " unloading");
-		/* Why this amdgpu was not armed says nothing of the next one: waiting. */
-		rdna1_clear_arm_error();
+	switch (state) {
+	case MODULE_STATE_COMING:
+		event = RDNA1_AMDGPU_COMING;
+		break;
+	case MODULE_STATE_LIVE:
+		event = RDNA1_AMDGPU_LIVE;
+		break;
+	case MODULE_STATE_GOING:
+		event = RDNA1_AMDGPU_GOING;
+		break;
+	default:
+		return NOTIFY_DONE;
 	}
-	mutex_unlock(&rdna1_arm_lock);
+	rdna1_mtype_on_amdgpu(event, mod);
 	return NOTIFY_DONE;
 }
 
@@ -674,74 +547,15 @@ static struct notifier_block rdna1_module_nb = {
 	.priority = 1,
 };
 
-/*
- * Whether a module named amdgpu is loaded: modules cannot search the module list, but a
- * loaded module has /sys/module/NAME/initstate (a built-in one does not). Without sysfs
- * mounted this says no, and the caller waits as before.
- */
-static bool rdna1_amdgpu_present(void)
+int rdna1_notifier_register(void)
 {
-	struct path p;
-
-	if (kern_path("/sys/module/" HOOKED_MODULE "/initstate", LOOKUP_FOLLOW, &p))
-		return false;
-	path_put(&p);
-	return true;
+	return register_module_notifier(&rdna1_module_nb);
 }
 
-int rdna1_mtype_check_kernel(void)
-{
-	if (LINUX_VERSION_CODE < RDNA1_KERNEL_MIN || LINUX_VERSION_CODE >= RDNA1_KERNEL_END) {
-		pr_err("Linux %s is outside %s: %s's arguments there are unknown; refusing to load\n",
-		       UTS_RELEASE, RDNA1_KERNEL_RANGE, HOOKED_SYMBOL);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
-int rdna1_mtype_hook_init(void)
-{
-	int ret;
-
-	ret = register_module_notifier(&rdna1_module_nb);
-	if (ret)
-		return ret;
-	mutex_lock(&rdna1_arm_lock);
-	ret = rdna1_arm_locked(NULL);
-	if (ret == -ENOENT && rdna1_amdgpu_present()) {
-		/* amdgpu is there, its function is not: an error to show, not a wait. */
-		rdna1_arm_failed(ret, "%s is loaded but has no traceable %s", HOOKED_MODULE,
-				 HOOKED_SYMBOL);
-		pr_err("not armed: %s\n", rdna1_arm_error);
-		ret = 0;
-	} else if (ret == -ENOENT) {
-		/* amdgpu is not loaded (or is unloading): the notifier arms when it comes. */
-		pr_info("waiting for %s\n", HOOKED_MODULE);
-		ret = 0;
-	} else if (ret == -ESRCH) {
-		/* The amdgpu found is unloading: the next one's COMING arms. */
-		pr_info("waiting for %s (the one loaded is unloading)\n", HOOKED_MODULE);
-		ret = 0;
-	} else if (ret == -EXDEV || ret == -ESTALE) {
-		/* Not amdgpu's own function, or not the amdgpu checked: stay loaded, unarmed. */
-		pr_err("not armed: %s\n", rdna1_arm_error);
-		ret = 0;
-	} else if (ret) {
-		pr_err("cannot arm on %s:%s (%d: %s)\n", HOOKED_MODULE, HOOKED_SYMBOL, ret,
-		       rdna1_arm_error);
-	}
-	mutex_unlock(&rdna1_arm_lock);
-	if (ret)
-		unregister_module_notifier(&rdna1_module_nb);
-	return ret;
-}
-
-void rdna1_mtype_hook_exit(void)
+/* Waits for a notification in progress to end (the chain's rwsem). */
+void rdna1_notifier_unregister(void)
 {
 	unregister_module_notifier(&rdna1_module_nb);
-	mutex_lock(&rdna1_arm_lock);
-	rdna1_disarm_locked("module unload");
-	mutex_unlock(&rdna1_arm_lock);
 }
 
 /*
@@ -831,7 +645,7 @@ MODULE_PARM_DESC(stats, "per-device counters, one line per device");
 
 static int rdna1_armed_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%c\n", READ_ONCE(rdna1_armed) ? 'Y' : 'N');
+	return sysfs_emit(buf, "%c\n", rdna1_mtype_armed() ? 'Y' : 'N');
 }
 
 static const struct kernel_param_ops rdna1_armed_ops = {

@@ -66,10 +66,62 @@ extern const u32 rdna1_ttm_bo_type_offset;
 /* struct amdgpu_bo (amdgpu_bo_layout.h): size, preferred_domains, tbo, flags. */
 extern const u32 rdna1_builtin_bo_layout[4];
 
-/* C, called from Rust module init/exit: the supported releases, then the notifier and probe. */
-int rdna1_mtype_check_kernel(void);
-int rdna1_mtype_hook_init(void);
-void rdna1_mtype_hook_exit(void);
+/* What the module was built for, for arming.rs's checks at load. */
+extern const u32 rdna1_kernel_version;		/* LINUX_VERSION_CODE */
+extern const char rdna1_kernel_release[65];	/* UTS_RELEASE, NUL-padded */
+extern const u32 rdna1_kernel_min;		/* the first release it loads on */
+extern const u32 rdna1_kernel_end;		/* the first release it does not */
+extern const u8 rdna1_amdgpu_builtin;		/* CONFIG_DRM_AMDGPU=y */
+extern const u64 rdna1_built_btf_id;		/* the amdgpu BTF checked at build; 0: none */
+extern const u8 rdna1_btf_modules;		/* CONFIG_DEBUG_INFO_BTF_MODULES */
+
+/* What amdgpu's module notifications are, for rdna1_mtype_on_amdgpu(). */
+enum rdna1_amdgpu_event {
+	RDNA1_AMDGPU_COMING = 0,	/* before its init; its text is traceable */
+	RDNA1_AMDGPU_LIVE = 1,		/* its init succeeded */
+	RDNA1_AMDGPU_GOING = 2,		/* unloading, or a failed load */
+};
+
+/* The files of /sys/module/amdgpu arming reads (rdna1_amdgpu_sysfs_read()). */
+enum rdna1_amdgpu_attr {
+	RDNA1_ATTR_INITSTATE = 0,
+	RDNA1_ATTR_TAINT = 1,
+};
+
+/* What a struct module says of its own BTF (rdna1_module_btf()). */
+enum rdna1_module_btf {
+	RDNA1_BTF_READ = 0,		/* the id was computed */
+	RDNA1_BTF_NONE = 1,		/* the module has no .BTF */
+	RDNA1_BTF_DISTILLED = 2,	/* built out of tree: its BTF has a distilled base */
+};
+
+/* Room for sprint_symbol_no_offset() (KSYM_SYMBOL_LEN, asserted in hook.c). */
+#define RDNA1_SYM_LEN 1024
+
+/*
+ * C, for arming.rs: the arm lock, the module notifier, the fprobe, and what amdgpu says of
+ * itself (sysfs, struct module). Every function but the lock's needs the lock held.
+ */
+void rdna1_mtype_arm_lock(void);
+void rdna1_mtype_arm_unlock(void);
+int rdna1_notifier_register(void);
+void rdna1_notifier_unregister(void);
+int rdna1_probe_register_by_name(void);
+int rdna1_probe_register_at(unsigned long addr);
+u32 rdna1_probe_sites(unsigned long *addrs, u32 max);
+void rdna1_probe_site_name(unsigned long addr, char *buf);
+void rdna1_probe_enable(void);
+void rdna1_probe_unregister(void);
+bool rdna1_module_contains(const void *mod, unsigned long addr);
+bool rdna1_module_oot(const void *mod);
+u32 rdna1_module_btf(const void *mod, u64 *id);
+int rdna1_live_btf_id(u64 *id);
+int rdna1_amdgpu_sysfs_read(u32 attr, char *buf, size_t len);
+bool rdna1_sysfs_modules_reachable(void);
+void rdna1_set_arm_error(const char *text, size_t len);
+/* Rust (arming.rs): amdgpu's notifications, under no lock; whether the probe is armed. */
+void rdna1_mtype_on_amdgpu(u32 event, const void *mod);
+bool rdna1_mtype_armed(void);
 /* C, for Rust's init and ioctl paths: the lock policy writers hold (may sleep). */
 void rdna1_mtype_policy_lock(void);
 void rdna1_mtype_policy_unlock(void);

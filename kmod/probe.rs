@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The probe: arming it (hook.c's fprobe on `gmc_v10_0_get_vm_pte`) and its handlers:
+//! The probe's handlers (hook.c's fprobe on `gmc_v10_0_get_vm_pte`, armed by `arming.rs`):
 //! [`rdna1_mtype_on_entry`], which counts a call in mode off before the function runs, and
 //! [`rdna1_mtype_on_pte`], which applies the policy to the flags the function computed.
 //!
@@ -9,7 +9,6 @@
 use core::ffi::c_void;
 use core::mem::{size_of, MaybeUninit};
 
-use kernel::prelude::*;
 use kernel::transmute::FromBytes;
 
 use crate::abi;
@@ -22,41 +21,6 @@ use crate::policy::{self, Call, Decision, Mode, Skip, VmKind};
 use crate::pte;
 use crate::state;
 use crate::stats;
-
-/// The armed hook: hook.c's module notifier is registered, and its fprobe armed on amdgpu (or
-/// waiting for it). Dropping it disarms and waits until no handler runs.
-///
-/// # Invariants
-///
-/// [`ffi::hook_init`] succeeded and [`ffi::hook_exit`] has not been called since.
-pub(crate) struct Hook(());
-
-impl Hook {
-    /// Sets up what the handler uses, then arms.
-    ///
-    /// # Safety
-    ///
-    /// Called once, from module init.
-    pub(crate) unsafe fn arm() -> Result<Hook> {
-        ffi::check_kernel()?;
-        // Before arming: the first hooked call already classifies BOs.
-        state::init_layout();
-        // SAFETY: once, from module init (this function's contract); undone by `Drop`, which
-        // runs only if it succeeded (this value exists).
-        unsafe { ffi::hook_init() }?;
-        // INVARIANT: `hook_init` just succeeded.
-        Ok(Hook(()))
-    }
-}
-
-impl Drop for Hook {
-    fn drop(&mut self) {
-        // SAFETY: `hook_init` succeeded and `hook_exit` was not called (type invariant); this
-        // runs once, at module exit or when registering the device failed.
-        unsafe { ffi::hook_exit() };
-        pr_info!("unloaded: nothing armed\n");
-    }
-}
 
 /// Counts the call at the entry of `gmc_v10_0_get_vm_pte` if the mode is off, whose decision
 /// (keep what amdgpu computes) needs nothing the function computes: then false, and fprobe

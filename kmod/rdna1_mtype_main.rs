@@ -8,7 +8,8 @@
 //! very files `rdna1ctl` is built from (`../shared/src`), so the two can never disagree.
 //!
 //! The rooms: `ffi` (hook.h: what Rust imports from hook.c), `state` (the published policy and
-//! layout), `probe` (arming, and the handler that reads the state), `params` (the module
+//! layout), `arming` (when the probe is armed, and on what; `arm_glue`: hook.c's part of it),
+//! `probe` (the handler that reads the state), `params` (the module
 //! parameters that write and show it), `control` (`/dev/rdna1_mtype`, one function per ioctl),
 //! `misc` (its registration, with this module as the owner of its file operations), `events`
 //! and `stats` (what the handler records, which both of the last two read).
@@ -46,6 +47,8 @@ pub mod policy;
 /// GFX10 PTE bits (shared with rdna1ctl).
 pub mod pte;
 
+mod arm_glue;
+mod arming;
 mod control;
 mod events;
 mod ffi;
@@ -66,7 +69,7 @@ module! {
 #[pin_data]
 struct Rdna1Mtype {
     /// Dropped first: no new decision once unloading starts.
-    _hook: probe::Hook,
+    _hook: arming::Armed,
     #[pin]
     _control: misc::Registration,
 }
@@ -74,8 +77,7 @@ struct Rdna1Mtype {
 impl kernel::InPlaceModule for Rdna1Mtype {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            // SAFETY: module init, which runs once.
-            _hook: unsafe { probe::Hook::arm() }?,
+            _hook: arming::load()?,
             _control <- misc::Registration::register(),
         })
         .pin_chain(|_| {

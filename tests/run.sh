@@ -242,6 +242,7 @@ checks_source() {
 		-f kmod/hook.c kmod/hook.h kmod/amdgpu_bo_layout.h kmod/amdgpu_vm_layout.h \
 		tests/modules/harness/rdna1_mtype_harness.c tests/modules/harness/rdna1_mtype_decoy.c \
 		tests/modules/harness/rdna1_fake_amdgpu.c tests/modules/harness/rdna1_going_delay.c \
+		tests/modules/harness/rdna1_no_fastpath.c tests/modules/slow-amdgpu/rdna1_slow_amdgpu.c \
 		tests/modules/oot-amdgpu/rdna1_oot_amdgpu.c tests/modules/bench/rdna1_mtype_bench.c \
 		tests/modules/include/resolve_symbol.h || :
 	# These need the static rdna1ctl (the bins lane).

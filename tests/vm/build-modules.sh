@@ -15,7 +15,7 @@ log "building rdna1_mtype.ko and the test harness against $(cat "$kb/include/con
 # rdna1_mtype.ko (mostly one rustc) beside the C test modules: both CPUs busy.
 make -s -C "$top/kmod" KDIR="$kb" "${KMAKE_LLVM[@]}" CLIPPY=1 >"$out/kmod-build.log" 2>&1 &
 kmod_job=$!
-for m in harness bench oot-amdgpu; do
+for m in harness bench oot-amdgpu slow-amdgpu; do
 	make -s -C "$kb" M="$top/tests/modules/$m" "${KMAKE_LLVM[@]}" modules >"$out/$m-build.log" 2>&1 ||
 		{ cat "$out/$m-build.log" >&2; wait "$kmod_job" || :; die "tests/modules/$m did not build"; }
 done

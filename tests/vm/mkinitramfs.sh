@@ -21,7 +21,8 @@ else
 	modules=$kb/staging/lib/modules/$rel
 	m=$top/tests/modules
 	tests=("$m/harness/rdna1_mtype_harness.ko" "$m/harness/rdna1_mtype_decoy.ko" "$m/harness/amdgpu.ko"
-		"$m/harness/rdna1_going_delay.ko" "$m/bench/rdna1_mtype_bench.ko")
+		"$m/harness/rdna1_going_delay.ko"
+		"$m/harness/rdna1_no_fastpath.ko" "$m/bench/rdna1_mtype_bench.ko")
 fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -43,10 +44,13 @@ if [ -z "${RDNA1_MODULES_TREE:-}" ]; then
 	cp "$top/kmod/rdna1_mtype.ko" "$root/lib/modules/$rel/updates/"
 fi
 cp "${tests[@]}" "$root/opt/rdna1/"
-# The out-of-tree amdgpu (case 13; test kernel only): an amdgpu.ko of its own directory.
+# The out-of-tree amdgpu (case 10) and the one whose load can be held (case 71), test kernel
+# only: each an amdgpu.ko of its own directory.
 if [ -z "${RDNA1_MODULES_TREE:-}" ]; then
 	mkdir -p "$root/opt/rdna1/oot"
 	cp "$m/oot-amdgpu/amdgpu.ko" "$root/opt/rdna1/oot/"
+	mkdir -p "$root/opt/rdna1/slow"
+	cp "$m/slow-amdgpu/amdgpu.ko" "$root/opt/rdna1/slow/"
 fi
 # RDNA1_INSTALLED: a `make install DESTDIR=` tree (tests/install/run.sh); case 12 boots with it.
 if [ -n "${RDNA1_INSTALLED:-}" ]; then
