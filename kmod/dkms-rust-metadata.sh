@@ -8,18 +8,37 @@
 # rust/: the installed headers are not touched. Kept there, keyed by what it was made from,
 # so the next build for the same kernel reuses it; a headers or rustc update makes it anew.
 # Builds for one kernel run one at a time (a lock per kernel: the second reuses what the first
-# made), each in a directory of its own, and the result replaces the old one in one rename.
+# made), each in a directory of its own, and the result replaces the old one in one rename;
+# dkms-make.sh holds the same lock across the module build that reads it.
 # usage: dkms-rust-metadata.sh KERNEL_BUILD_DIR KERNELRELEASE RUSTC [BINDGEN]
 # Prints the build dir to use. RDNA1_KBUILD_CACHE overrides /var/cache/rdna1-mtype/kbuild,
 # RDNA1_SOURCE_DIR /usr/src (where linux-source-X.Y puts its tarball; tests).
 set -eu
+die() { printf 'rdna1-mtype: %s\n' "$*" >&2; exit 1; }
+say() { printf 'rdna1-mtype: %s\n' "$*" >&2; }
+[ $# -ge 3 ] || die "usage: dkms-rust-metadata.sh KERNEL_BUILD_DIR KERNELRELEASE RUSTC [BINDGEN]"
 kdir=$1
 rel=$2
 rustc=$3
-bindgen=${4:-bindgen}
+bindgen=${4:-}
+# The release names the cache's files and goes into sed and make below: only a release's own
+# characters, checked before anything uses it (as dkms-make.sh does; the letters spelled out,
+# a range like a-z follows the locale).
+alnum=0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
+kmaj=${rel%%.*}
+kmin=${rel#*.}
+kmin=${kmin%%[!0123456789]*}
+case $kmaj:$rel in
+:* | *[!0123456789]*:* | *:*[!"$alnum"._+~-]* | "$rel:$rel") kmin="" ;;
+esac
+[ -n "$kmin" ] && [ ${#rel} -le 64 ] ||
+	die "\"$rel\" is not a kernel release (MAJOR.MINOR then digits, letters, . _ + ~ -, at most 64): refusing it"
 cache=${RDNA1_KBUILD_CACHE:-/var/cache/rdna1-mtype/kbuild}
-die() { echo "rdna1-mtype: $*" >&2; exit 1; }
-say() { echo "rdna1-mtype: $*" >&2; }
+case $cache in
+/*) ;;
+*) die "RDNA1_KBUILD_CACHE=$cache is not an absolute path" ;;
+esac
+case $cache in *[!"$alnum"/._+~-]*) die "RDNA1_KBUILD_CACHE=$cache: a path of digits, letters and / . _ + ~ - only (it goes into sed and make)" ;; esac
 
 # Only Debian's layout is known: KDIR/Makefile sets KBUILD_OUTPUT and includes the common
 # headers' Makefile; .kernelvariables names the compiler.
@@ -43,10 +62,28 @@ done
 [ -z "$missing" ] ||
 	die "rebuilding $rel's Rust metadata needs:$missing. apt install make flex bison bc python3 openssl dwarves xz-utils libelf-dev libssl-dev"
 
+# The tools by absolute paths (dkms-make.sh passes its vetted ones): make would look a bare
+# name up on PATH.
+case $rustc in /*) ;; *) die "RUSTC $rustc is not an absolute path (dkms-make.sh passes the rustc it vetted)" ;; esac
+case $bindgen in
+/*) ;;
+"") die "rebuilding $rel's Rust metadata needs bindgen, and dkms-make.sh found none owned by root (on PATH, in /root/.cargo/bin): apt install bindgen (Debian), or as root cargo install bindgen-cli" ;;
+*) die "BINDGEN $bindgen is not an absolute path (dkms-make.sh passes the bindgen it vetted)" ;;
+esac
+case $rustc$bindgen in *[!"$alnum"/._+~-]*) die "the paths of rustc ($rustc) and bindgen ($bindgen) must be of digits, letters and / . _ + ~ - (they go into make's arguments)" ;; esac
+
 out=$cache/$rel
+lock=$cache/.$rel.lock
 mkdir -p "$cache"
-exec 9>"$cache/.$rel.lock"
-flock 9 || die "cannot lock $cache/.$rel.lock"
+# dkms-make.sh holds this lock from here to the end of the module build, which reads what this
+# makes: it opens the lock on fd 9, locks it, and this inherits that open file (locking it
+# again is then a no-op; another open of the file would wait for itself). Run alone, this
+# opens its own.
+fd9=$(stat -L -c %d:%i /dev/fd/9 2>/dev/null || true)
+if [ -z "$fd9" ] || [ "$fd9" != "$(stat -c %d:%i "$lock" 2>/dev/null || true)" ]; then
+	exec 9>"$lock"
+fi
+flock 9 || die "cannot lock $lock"
 key=$({
 	echo "$hpkg $hver $spkg $sver"
 	"$rustc" --version

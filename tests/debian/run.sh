@@ -111,7 +111,7 @@ version=$1 kver=$2
 cp -r "/usr/src/rdna1-mtype-$version" /tmp/stale
 cd /tmp/stale/kmod
 # dkms-make.sh ends by running make with its arguments: one more, last, overrides the id.
-sed 's/^exec make -C "$here" $args$/& RDNA1_AMDGPU_BTF_ID=0x1/' dkms-make.sh >dkms-make-stale.sh
+sed 's/^exec "$mk" -C "$here" "$@"$/& RDNA1_AMDGPU_BTF_ID=0x1/' dkms-make.sh >dkms-make-stale.sh
 grep -q 'RDNA1_AMDGPU_BTF_ID=0x1$' dkms-make-stale.sh
 sh dkms-make-stale.sh "/usr/lib/modules/$kver/build" "$kver"
 EOF

@@ -5,15 +5,27 @@
 #  - in the invoking user's home: SUDO_HOME/.rustup/toolchains (sudo >= 1.9.16 sets SUDO_HOME)
 #    and CARGO_HOME/bin;
 #  - on PATH, in a directory owned by that user, and in a root-owned but world-writable one;
-#  - rustc on PATH as a rustup proxy (the environment picks the toolchain it runs).
+#  - rustc on PATH as a rustup proxy (the environment picks the toolchain it runs): a symbolic
+#    link to rustup, and a hard link to it as rustup makes them (in rustup's directory and in
+#    another), all in root-owned directories.
 # RDNA1_RUSTC, the explicit override, is used as given (the administrator's choice).
-# usage: dkms-toolchain-trust.sh WORK_DIR   (as root)
+# usage: dkms-toolchain-trust.sh WORK_DIR   (as root; WORK_DIR in directories only root can
+# write, as make test's build/test: the proxies must be refused for being proxies, not for
+# where they are)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$1
 [ "$(id -u)" = 0 ] || { echo "dkms-toolchain-trust.sh: needs root (files owned by another user)" >&2; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 chmod 755 "$work"
+work=$(cd "$work" && pwd -P)
+d=$work
+while [ "$d" != / ]; do
+	d=$(dirname "$d")
+	o=$(stat -c '%u %a' "$d")
+	[ "${o%% *}" = 0 ] && (((8#${o#* } & 8#022) == 0)) ||
+		{ echo "dkms-toolchain-trust.sh: $d is not root's alone ($o): use a WORK_DIR that is (a proxy there would be refused for that alone)" >&2; exit 1; }
+done
 fails=0
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
@@ -40,6 +52,12 @@ chmod 1777 "$work/open"
 # A rustup proxy (a link to a binary named rustup) in a root-owned directory.
 fake "$work/proxy/rustup"
 ln -s rustup "$work/proxy/rustc"
+# rustup's own proxies: hard links to rustup, beside it (CARGO_HOME/bin) ...
+fake "$work/cargo/bin/rustup"
+ln "$work/cargo/bin/rustup" "$work/cargo/bin/rustc"
+# ... and one more name of it in another directory, without a rustup beside it.
+mkdir -p "$work/elsewhere"
+ln "$work/cargo/bin/rustup" "$work/elsewhere/rustc"
 
 run() { # run ENV...: dkms-make.sh for the fake kernel, its output in $work/out
 	rm -f "$marker"
@@ -64,6 +82,8 @@ refused "CARGO_HOME's rustc" PATH=$path CARGO_HOME="$home/.cargo"
 refused "a user's directory on PATH" PATH="$home/bin:$path" SUDO_HOME="$home"
 refused "a world-writable directory on PATH" PATH="$work/open:$path"
 refused "a rustup proxy on PATH" PATH="$work/proxy:$path"
+refused "a rustup proxy hard-linked beside rustup on PATH" PATH="$work/cargo/bin:$path"
+refused "a hard link to rustup elsewhere on PATH" PATH="$work/elsewhere:$path"
 
 # The explicit override is honoured: the administrator named it.
 run PATH=$path RDNA1_RUSTC="$home/bin/rustc"

@@ -6,8 +6,13 @@
 #  4. the real dkms: add, build, install, status, remove of the staged source tree against the
 #     pinned test kernel, in private dkms/install trees; the built .ko is left in OUT/dkms for
 #     the VM (case 14 loads it);
-#  5. kmod/dkms-make.sh runs no build tool another user could replace (dkms-toolchain-trust.sh);
-#     kmod/dkms-rust-metadata.sh shares one kernel's metadata between two builds at once
+#  5. kmod/dkms-make.sh runs no build tool another user could replace (dkms-toolchain-trust.sh)
+#     and hands make those it vetted by their paths, one argument each
+#     (dkms-make-vetted-paths.sh); it and kmod/dkms-rust-metadata.sh check kernelver and the
+#     .config before using them and refuse a built-in amdgpu (dkms-make-input-validation.sh);
+#     kmod/Kbuild takes its RDNA1_* settings only from make's command line
+#     (kbuild-command-line-only.sh); kmod/dkms-rust-metadata.sh shares one kernel's metadata
+#     between two builds at once and waits for a module build reading it
 #     (dkms-metadata-race.sh);
 #  6. make uninstall: nothing left but the config; PURGE=1: nothing at all.
 # The staged tree is kept in OUT/installed for the VM (case 12 boots with it).
@@ -81,6 +86,15 @@ fi
 
 log "install: dkms-make.sh runs no build tool another user could replace"
 "$top/tests/install/dkms-toolchain-trust.sh" "$out/toolchain-trust" || die "dkms-make.sh trusted a user's toolchain (above)"
+
+log "install: dkms-make.sh passes make the tools it vetted, by their paths, one argument each"
+"$top/tests/install/dkms-make-vetted-paths.sh" "$out/vetted-paths" || die "dkms-make.sh passed make a tool to look up, or split its arguments (above)"
+
+log "install: dkms-make.sh checks kernelver and the kernel's config before using them"
+"$top/tests/install/dkms-make-input-validation.sh" "$out/input-validation" || die "dkms-make.sh or dkms-rust-metadata.sh used an unchecked input (above)"
+
+log "install: kmod/Kbuild takes its RDNA1_* settings only from make's command line"
+"$top/tests/install/kbuild-command-line-only.sh" "$out/kbuild-command-line" || die "kmod/Kbuild took RDNA1_* from the environment (above)"
 
 log "install: two DKMS builds for one kernel share its rebuilt Rust metadata"
 "$top/tests/install/dkms-metadata-race.sh" "$out/metadata-race" || die "dkms-rust-metadata.sh: builds for one kernel clobbered each other (above)"
