@@ -221,12 +221,13 @@ fn config_checks(c: &KernelConfig) -> Vec<Check> {
         )
     });
     out.push(match c.get("CONFIG_DRM_AMDGPU") {
-        Some(v @ ("y" | "m")) => Check::ok(
+        Some("m") => Check::ok("kconfig.amdgpu", "CONFIG_DRM_AMDGPU=m (module)"),
+        // A built-in amdgpu sends no module notification: rdna1_mtype refuses to load there
+        // (kmod/arming.rs), and kmod/dkms-make.sh refuses to build.
+        Some("y") => Check::fail(
             "kconfig.amdgpu",
-            format!(
-                "CONFIG_DRM_AMDGPU={v} ({})",
-                if v == "m" { "module" } else { "built in" }
-            ),
+            "CONFIG_DRM_AMDGPU=y: amdgpu is built into this kernel, and rdna1_mtype hooks only the amdgpu module (armed when it loads)",
+            "boot a kernel built with CONFIG_DRM_AMDGPU=m (every distribution kernel we know is)",
         ),
         _ => Check::fail(
             "kconfig.amdgpu",
@@ -428,13 +429,22 @@ mod tests {
         }
     }
 
+    /// A built-in amdgpu never sends the module notification the hook arms on.
     #[test]
-    fn amdgpu_built_in_is_fine() {
+    fn amdgpu_built_in_is_refused_with_the_reason() {
         let t = tree(
             "7.2.13",
             &GOOD.replace("CONFIG_DRM_AMDGPU=m", "CONFIG_DRM_AMDGPU=y"),
         );
-        assert_check(&check(&t, "kconfig.amdgpu"), Status::Ok, &["built in"]);
+        let c = check(&t, "kconfig.amdgpu");
+        assert_check(&c, Status::Fail, &["built into", "only the amdgpu module"]);
+        assert!(
+            c.fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("CONFIG_DRM_AMDGPU=m"),
+            "{c:?}"
+        );
     }
 
     #[test]
