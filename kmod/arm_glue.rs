@@ -28,10 +28,9 @@ mod c {
         pub(super) fn rdna1_probe_register_by_name() -> c_int;
         pub(super) fn rdna1_probe_register_at(addr: usize) -> c_int;
         pub(super) fn rdna1_probe_sites(addrs: *mut usize, max: u32) -> u32;
-        pub(super) fn rdna1_probe_site_name(addr: usize, buf: *mut c_char);
+        pub(super) fn rdna1_probe_site_name(addr: usize, buf: *mut c_char, len: usize);
         pub(super) fn rdna1_probe_enable();
         pub(super) fn rdna1_probe_unregister();
-        pub(super) fn rdna1_module_contains(module: *const c_void, addr: usize) -> bool;
         pub(super) fn rdna1_module_oot(module: *const c_void) -> bool;
         pub(super) fn rdna1_module_btf(module: *const c_void, id: *mut u64) -> u32;
         pub(super) fn rdna1_live_btf_id(id: *mut u64) -> c_int;
@@ -41,7 +40,8 @@ mod c {
     }
 }
 
-/// hook.h's `RDNA1_SYM_LEN`: room for a symbol's "name [module]".
+/// Room for a symbol's "name [module]": `KSYM_SYMBOL_LEN` (hook.c writes nothing to a shorter
+/// buffer) is under 1024 with every configuration (`KSYM_NAME_LEN` 512, `MODULE_NAME_LEN` 56).
 pub(crate) const SYM_LEN: usize = 1024;
 
 /// What this build was made for (hook.c's constants).
@@ -153,11 +153,13 @@ impl Drop for ArmLocked {
     }
 }
 
-/// "name [module]" of the function at `addr` (its name alone if in vmlinux), in `buf`.
+/// "name [module]" of the function at `addr` (its name alone if in vmlinux), in `buf`; empty if
+/// `buf` is shorter than `KSYM_SYMBOL_LEN`.
 pub(crate) fn site_name(addr: usize, buf: &mut [u8; SYM_LEN]) -> &[u8] {
-    // SAFETY: `buf` has `RDNA1_SYM_LEN` bytes, at least `KSYM_SYMBOL_LEN` (asserted in
-    // hook.c), which sprint_symbol_no_offset() fills with a NUL-terminated string.
-    unsafe { c::rdna1_probe_site_name(addr, buf.as_mut_ptr().cast()) };
+    // SAFETY: `buf` is valid for `SYM_LEN` writes; rdna1_probe_site_name() writes a
+    // NUL-terminated string of at most that many bytes (or none to a buffer that is too short,
+    // then a NUL), and sprint_symbol_no_offset() looks the address up under RCU.
+    unsafe { c::rdna1_probe_site_name(addr, buf.as_mut_ptr().cast(), SYM_LEN) };
     let len = buf.iter().position(|&b| b == 0).unwrap_or(0);
     &buf[..len]
 }
@@ -194,12 +196,6 @@ impl Module<'_> {
             ptr,
             _call: PhantomData,
         }
-    }
-
-    /// Whether `addr` is in its text or data.
-    pub(crate) fn contains(&self, addr: usize) -> bool {
-        // SAFETY: a live `struct module` (type invariant); within_module() reads its ranges.
-        unsafe { c::rdna1_module_contains(self.ptr.as_ptr(), addr) }
     }
 
     /// Whether it was built out of tree (taint O, set before its COMING notification).

@@ -162,21 +162,24 @@ fn sysfs_state(lock: &mut ArmLocked) -> Sysfs {
     }
 }
 
-/// The one site of the registered probe that is amdgpu's own function (in `module`, when
-/// known), re-registering the probe on it alone if the name had other sites. On any error the
-/// probe is unregistered.
-fn own_site(lock: &mut ArmLocked, module: Option<&Module<'_>>) -> Result<usize, NotArmed> {
+/// The one site of the registered probe that is amdgpu's own function, re-registering the probe
+/// on it alone if the name had other sites. Its kallsyms name says whose it is: a module name
+/// is loaded once at a time (a second amdgpu waits in add_unformed_module() until the first is
+/// freed). On any error the probe is unregistered.
+fn own_site(lock: &mut ArmLocked) -> Result<usize, NotArmed> {
     let mut sites = [0usize; MAX_SITES];
     let n = lock.sites(&mut sites);
+    if n > MAX_SITES {
+        lock.unregister();
+        return Err(refuse(lock, |w| {
+            write!(w, "{n} traceable functions are named {SYMBOL}: more modules define it than this module can tell apart")
+        }));
+    }
     let mut own = None;
     let mut owns = 0;
     let mut name = [0u8; arm_glue::SYM_LEN];
-    for &addr in &sites[..n.min(MAX_SITES)] {
-        let in_module = match module {
-            Some(m) => m.contains(addr),
-            None => true,
-        };
-        if in_module && arm_glue::site_name(addr, &mut name) == OWN_SITE {
+    for &addr in &sites[..n] {
+        if arm_glue::site_name(addr, &mut name) == OWN_SITE {
             own = Some(addr);
             owns += 1;
         }
@@ -185,16 +188,20 @@ fn own_site(lock: &mut ArmLocked, module: Option<&Module<'_>>) -> Result<usize, 
         lock.unregister();
         return Err(NotArmed::NotFound);
     };
-    if owns > 1 || n > MAX_SITES {
+    if owns > 1 {
         lock.unregister();
         return Err(refuse(lock, |w| {
-            write!(w, "{n} traceable functions are named {SYMBOL}, {owns} of them {MODULE}'s: cannot tell which to hook")
+            write!(
+                w,
+                "{owns} traceable functions are {MODULE}'s {SYMBOL}: cannot tell which to hook"
+            )
         }));
     }
     if n > 1 {
         // Another module defines the name too (the probe is disabled: no handler ran there).
         lock.unregister();
         if let Err(e) = lock.register_at(addr) {
+            // ENOENT: no longer an ftrace location, amdgpu's text is going.
             return Err(if e == ENOENT {
                 NotArmed::NotFound
             } else {
@@ -342,7 +349,7 @@ fn arm_checked(lock: &mut ArmLocked, via: Via<'_>) -> Result<(), NotArmed> {
         }
         return Err(NotArmed::Failed(e));
     }
-    let site = own_site(lock, via.module())?;
+    let site = own_site(lock)?;
     let checked = match via {
         Via::Load => check_not_going(lock),
         Via::Coming(_) | Via::Live(_) => Ok(()),
@@ -425,19 +432,27 @@ pub(crate) fn load() -> Result<Armed> {
     }
     // Before arming: the first hooked call already classifies BOs.
     state::init_layout();
-    // First the notifier: an amdgpu that comes or goes from here on is seen.
-    let notifier = Notifier::register()?;
+    // First the notifier: an amdgpu that comes or goes from here on is seen. From here an
+    // error path drops `armed`, which unregisters the notifier and then disarms: a notification
+    // that armed meanwhile is undone before this module can go.
+    let armed = Armed {
+        notifier: Some(Notifier::register()?),
+    };
     let mut lock = ArmLocked::lock();
+    let before = locked(&mut lock).site.is_some();
     let r = try_arm(&mut lock, Via::Load);
     // Whether the amdgpu found (if any) was judged: then its LIVE, if still to come, is not
-    // asked again. A wait is no judgement: the amdgpu it waits for arms at LIVE or COMING.
-    let judged = !matches!(
-        r,
-        Err(NotArmed::Going | NotArmed::Settling | NotArmed::NotFound)
-    );
+    // asked again. A wait is no judgement (the amdgpu it waits for arms at LIVE or COMING),
+    // nor is a refusal for want of sysfs, which its LIVE can make without.
+    let judged = match r {
+        Ok(()) | Err(NotArmed::Failed(_)) => true,
+        Err(NotArmed::Refused) => arm_glue::sysfs_modules_reachable(&mut lock),
+        Err(NotArmed::Going | NotArmed::Settling | NotArmed::NotFound) => false,
+    };
     locked(&mut lock).judged |= judged;
     match r {
-        // Armed now, or by a COMING or LIVE that ran before we took the lock.
+        // Armed now; one armed by a COMING or LIVE before we took the lock was logged there.
+        Ok(()) if before => {}
         Ok(()) => pr_info!("armed on {MODULE}:{SYMBOL}\n"),
         Err(NotArmed::NotFound) => match sysfs_state(&mut lock) {
             Sysfs::Present => {
@@ -462,15 +477,12 @@ pub(crate) fn load() -> Result<Armed> {
         Err(NotArmed::Failed(e)) => {
             registration_failed(&mut lock, e);
             drop(lock);
-            drop(notifier);
+            drop(armed);
             return Err(e);
         }
     }
     drop(lock);
-    // INVARIANT: registered just above.
-    Ok(Armed {
-        notifier: Some(notifier),
-    })
+    Ok(armed)
 }
 
 impl Drop for Armed {
@@ -515,14 +527,11 @@ unsafe extern "C" fn rdna1_mtype_on_amdgpu(event: u32, module: *const core::ffi:
 }
 
 fn coming(lock: &mut ArmLocked, m: &Module<'_>) {
-    if let Some(site) = locked(lock).site {
-        if m.contains(site) {
-            // Armed on this very amdgpu already: the load path got there before its COMING.
-            locked(lock).judged = true;
-            return;
-        }
-        // A module of this name comes only once the one before it is freed: an arming still
-        // here is on text that is gone (a GOING never seen). Always armed anew.
+    if locked(lock).site.is_some() {
+        // A module of this name comes only once the one before it is freed, and the load path
+        // cannot arm before a COMING it waits for (no sysfs yet): an arming still here is on
+        // text that is gone (a GOING never seen). Always armed anew, never "already armed",
+        // even where the new text lies at the old address.
         pr_warn!("still armed on an {MODULE} that is gone: arming on the new one\n");
         disarm(lock, "stale");
     }

@@ -8,7 +8,9 @@
 # RDNA1_RUSTC=/path/to/rustc overrides the search.
 set -eu
 die() { printf 'rdna1-mtype: %s\n' "$*" >&2; exit 1; }
-[ $# = 2 ] || die "usage: dkms-make.sh KERNEL_BUILD_DIR KERNELRELEASE"
+# DKMS appends make variables of its own for a clang-built kernel ("CC=clang LD=ld.lld ...",
+# resolved through PATH): ignored, the LLVM tools are chosen and vetted below.
+[ $# -ge 2 ] || die "usage: dkms-make.sh KERNEL_BUILD_DIR KERNELRELEASE"
 kdir=$1
 rel=$2
 # The release names paths and goes into messages and make's arguments: only a release's own

@@ -288,8 +288,8 @@ static struct fprobe rdna1_fprobe = {
 /*
  * The arming glue for arming.rs, which decides when the probe is armed and on what: the lock
  * its state lives under, the module notifier, the fprobe's registration, and what amdgpu says
- * of itself (its struct module while it notifies; else its sysfs files). Every function here
- * but the lock's runs with rdna1_arm_lock held.
+ * of itself (its struct module while it notifies; else its sysfs files). What touches the
+ * fprobe or arm_error runs with rdna1_arm_lock held (asserted).
  */
 static DEFINE_MUTEX(rdna1_arm_lock);
 
@@ -331,8 +331,6 @@ void rdna1_set_arm_error(const char *text, size_t len)
 	spin_unlock(&rdna1_status_lock);
 }
 
-static_assert(KSYM_SYMBOL_LEN <= RDNA1_SYM_LEN);
-
 /*
  * Registers the probe, soft-disabled, on every traceable function named HOOKED_SYMBOL, by
  * glob (fprobe's get_ips_from_filter() scans vmlinux's and every module's symbols): no
@@ -370,9 +368,14 @@ u32 rdna1_probe_sites(unsigned long *addrs, u32 max)
 	return n;
 }
 
-/* "name [module]" of the function at @addr, or its name alone if in vmlinux. */
-void rdna1_probe_site_name(unsigned long addr, char *buf)
+/* "name [module]" of the function at @addr (its name alone if in vmlinux); "" if @len is short. */
+void rdna1_probe_site_name(unsigned long addr, char *buf, size_t len)
 {
+	if (len < KSYM_SYMBOL_LEN) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
 	sprint_symbol_no_offset(buf, addr);
 }
 
@@ -391,12 +394,6 @@ void rdna1_probe_unregister(void)
 	rdna1_missed_before += READ_ONCE(rdna1_fprobe.nmissed);
 	WRITE_ONCE(rdna1_fprobe.nmissed, 0);
 	spin_unlock(&rdna1_status_lock);
-}
-
-/* @mod: the struct module a module notification passed, live for that call. */
-bool rdna1_module_contains(const void *mod, unsigned long addr)
-{
-	return within_module(addr, (struct module *)mod);
 }
 
 /* Its taints are set before its COMING notification. */

@@ -95,12 +95,10 @@ enum rdna1_module_btf {
 	RDNA1_BTF_DISTILLED = 2,	/* built out of tree: its BTF has a distilled base */
 };
 
-/* Room for sprint_symbol_no_offset() (KSYM_SYMBOL_LEN, asserted in hook.c). */
-#define RDNA1_SYM_LEN 1024
-
 /*
- * C, for arming.rs: the arm lock, the module notifier, the fprobe, and what amdgpu says of
- * itself (sysfs, struct module). Every function but the lock's needs the lock held.
+ * C, for arming.rs (through arm_glue.rs): the arm lock, the module notifier, the fprobe, and
+ * what amdgpu says of itself (sysfs, struct module). The probe_* functions and
+ * rdna1_set_arm_error() need the lock held.
  */
 void rdna1_mtype_arm_lock(void);
 void rdna1_mtype_arm_unlock(void);
@@ -109,10 +107,9 @@ void rdna1_notifier_unregister(void);
 int rdna1_probe_register_by_name(void);
 int rdna1_probe_register_at(unsigned long addr);
 u32 rdna1_probe_sites(unsigned long *addrs, u32 max);
-void rdna1_probe_site_name(unsigned long addr, char *buf);
+void rdna1_probe_site_name(unsigned long addr, char *buf, size_t len);
 void rdna1_probe_enable(void);
 void rdna1_probe_unregister(void);
-bool rdna1_module_contains(const void *mod, unsigned long addr);
 bool rdna1_module_oot(const void *mod);
 u32 rdna1_module_btf(const void *mod, u64 *id);
 int rdna1_live_btf_id(u64 *id);

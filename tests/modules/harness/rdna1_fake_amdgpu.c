@@ -2,7 +2,7 @@
 /*
  * A module named amdgpu (tests/modules/harness/Kbuild) without gmc_v10_0_get_vm_pte: what
  * an amdgpu whose function was renamed, inlined or removed looks like to rdna1_mtype. With it
- * loaded, rdna1_mtype must say it cannot arm, not that it waits for amdgpu (kmod/hook.c).
+ * loaded, rdna1_mtype must say it cannot arm, not that it waits for amdgpu (kmod/arming.rs).
  * Test-only.
  */
 #include <linux/module.h>

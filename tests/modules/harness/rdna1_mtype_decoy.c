@@ -2,8 +2,8 @@
 /*
  * rdna1_mtype_decoy: a module that is not amdgpu but defines a function named
  * gmc_v10_0_get_vm_pte, as an out-of-tree or vendor module could. rdna1_mtype takes the symbol
- * by name, so it must check that what it found is amdgpu's own before it arms (kmod/hook.c,
- * rdna1_check_target_locked). Test-only; never called.
+ * by name, so it must keep only the site that is amdgpu's own (kmod/arming.rs, own_site()).
+ * Test-only; never called.
  */
 #include <linux/module.h>
 #include <linux/types.h>

@@ -3,9 +3,9 @@
  * A module named amdgpu, built out of tree (taint O), with a traceable gmc_v10_0_get_vm_pte of
  * the pre-6.18 signature (adev, mapping, flags), as AMD's amdgpu-dkms may have: rdna1_mtype
  * built without the kernel's BTF cannot check its arguments and must not arm on it
- * (kmod/hook.c, rdna1_check_in_tree_locked()). Nothing calls the function. With exit_delay_ms,
+ * (kmod/arming.rs, check_in_tree()). Nothing calls the function. With exit_delay_ms,
  * its exit sleeps: an amdgpu unloading (state going, still listed and traceable) for that
- * long, which rdna1_mtype loaded meanwhile must not arm on (rdna1_check_not_going_locked()).
+ * long, which rdna1_mtype loaded meanwhile must not arm on (kmod/arming.rs, check_not_going()).
  * Test-only.
  */
 #include <linux/delay.h>

@@ -28,9 +28,9 @@ grep -q '^amdgpu ' /proc/modules && fail "amdgpu still loaded"
 modprobe rdna1_mtype mode=enforce
 eq "$(armed)" N "armed with no amdgpu loaded"
 rmmod rdna1_mtype
-# A module that is not amdgpu but defines gmc_v10_0_get_vm_pte: the hook looks the symbol up
-# as amdgpu's ("amdgpu:gmc_v10_0_get_vm_pte"), so it keeps waiting for amdgpu (case 31: with
-# amdgpu loaded before the decoy, it arms on amdgpu's own).
+# A module that is not amdgpu but defines gmc_v10_0_get_vm_pte: the hook keeps only amdgpu's
+# own site of that name, so it keeps waiting for amdgpu (case 31: with amdgpu loaded before the
+# decoy, it arms on amdgpu's own).
 insmod /opt/rdna1/rdna1_mtype_decoy.ko
 modprobe rdna1_mtype mode=enforce
 eq "$(armed)" N "armed on a decoy gmc_v10_0_get_vm_pte"

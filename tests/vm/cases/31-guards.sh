@@ -1,8 +1,9 @@
-# The hook's guards (kmod/hook.c):
+# The hook's guards (kmod/arming.rs, kmod/hook.c):
 # - module ownership: with a module that is not amdgpu defining gmc_v10_0_get_vm_pte loaded
-#   after amdgpu (the newest module is the first a bare-name lookup finds), rdna1_mtype still
-#   arms on amdgpu's own function: the PTE flags come back rewritten. With a bare-name lookup it
-#   would find the decoy, refuse it, and stay unarmed (checked: this case then fails);
+#   after amdgpu, the name has two traceable sites; rdna1_mtype keeps only amdgpu's own (its
+#   kallsyms name) and arms there alone: the PTE flags come back rewritten. (Round 2 looked the
+#   name up with a first-match bare-name lookup once, which found the decoy: checked, this
+#   case then failed);
 # - the flags pointer: amdgpu's callers pass the address of a local, so the module touches the
 #   PTE flags only on the caller's stack. The same call with the flags in kmalloc'd memory keeps
 #   amdgpu's result and counts as rejected. Without the guard, the heap call comes back NC.

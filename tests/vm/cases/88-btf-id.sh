@@ -1,4 +1,4 @@
-# The module arms only on the amdgpu whose BTF the DKMS build checked (kmod/hook.c,
+# The module arms only on the amdgpu whose BTF the DKMS build checked (kmod/arming.rs,
 # shared/src/btf_id.rs): on Debian's kernel DKMS compiled that amdgpu's BTF id in, and
 # tests/debian/run.sh built a second copy, rdna1_mtype_stale.ko, with another id (an amdgpu
 # replaced after the build). Both ways of reading the loaded amdgpu's BTF are checked: from

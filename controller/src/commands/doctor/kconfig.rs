@@ -65,7 +65,7 @@ impl KernelConfig {
 
 /// What the fprobe on gmc_v10_0_get_vm_pte needs on Linux 7.2 (kernel/trace/Kconfig: FPROBE
 /// depends on DYNAMIC_FTRACE_WITH_ARGS and selects FUNCTION_GRAPH_TRACER). Without FPROBE,
-/// `register_fprobe_syms()` is a stub returning -EOPNOTSUPP and the module cannot arm.
+/// `register_fprobe()` is a stub returning -EOPNOTSUPP and the module cannot arm.
 const HOOK_OPTIONS: &[&str] = &[
     "CONFIG_FPROBE",
     "CONFIG_FUNCTION_TRACER",
