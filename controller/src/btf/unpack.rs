@@ -38,11 +38,19 @@ fn decompress(format: Format, data: &[u8]) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     match format {
         Format::Xz => {
-            // Memory limit in KiB, as zstd's window limit below: a corrupt header cannot make
-            // the decoder allocate more.
-            lzma_rust2::XzReader::new_mem_limit(data, false, 256 * 1024)
-                .take(MAX_UNPACKED)
-                .read_to_end(&mut out)?;
+            // A dictionary of at most 256 MiB, as zstd's window limit below: a corrupt header
+            // cannot make the decoder allocate more (xz -9 uses 64 MiB). Starts at 1 MiB, what
+            // kmod's xz modules use. The reader wants an owned source: the compressed bytes
+            // are copied once (a few MiB).
+            let decoder = xz4rust::XzDecoder::in_heap_with_alloc_dict_size(1 << 20, 1 << 28);
+            let buffer = std::num::NonZeroUsize::new(64 * 1024).expect("not zero");
+            xz4rust::XzReader::new_with_buffer_size_and_decoder(
+                std::io::Cursor::new(data.to_vec()),
+                buffer,
+                decoder,
+            )
+            .take(MAX_UNPACKED)
+            .read_to_end(&mut out)?;
         }
         Format::Zstd => {
             // A kernel payload is one frame, compressed with a window up to 128 MiB (zstd -22
@@ -141,6 +149,50 @@ pub fn vmlinux_from_image(image: &[u8], what: &Path) -> Result<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::btf::testbtf::elf_with_btf;
+
+    /// The plaintext of tests/fixtures/xz (its README): an x86 `call rel32` and filler.
+    fn x86_pattern() -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut i: u32 = 0;
+        while out.len() < 65536 {
+            out.push(0xe8);
+            out.extend_from_slice(&i.wrapping_mul(37).to_le_bytes());
+            out.extend_from_slice(&[0x90, 0x48, 0x89, 0xc7]);
+            i += 1;
+        }
+        out.truncate(65536);
+        out
+    }
+
+    fn xz_fixture(name: &str) -> Vec<u8> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/xz")
+            .join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The kernel's xz (vmlinuz, kmod's .ko.xz) uses the x86 BCJ filter and CRC32.
+    #[test]
+    fn xz_with_the_x86_filter_and_either_check() {
+        for name in ["bcj-x86-crc32.xz", "lzma2-crc64.xz"] {
+            let out = decompress(Format::Xz, &xz_fixture(name)).unwrap();
+            assert!(
+                out == x86_pattern(),
+                "{name}: {} bytes, not the pattern",
+                out.len()
+            );
+        }
+    }
+
+    #[test]
+    fn corrupt_xz_is_an_error_not_a_panic() {
+        let mut data = xz_fixture("bcj-x86-crc32.xz");
+        let mid = data.len() / 2;
+        data[mid] ^= 0xff;
+        assert!(decompress(Format::Xz, &data).is_err());
+        assert!(decompress(Format::Xz, &data[..100]).is_err());
+        assert!(decompress(Format::Xz, b"not xz at all").is_err());
+    }
 
     #[test]
     fn btf_section_of_an_elf_object() {
