@@ -5,12 +5,20 @@
 #      rdna1-mtype-dkms and rdna1ctl from packaging/arch-source.sh's PKGBUILD and tarball;
 #      pacman --root installs both into an empty root. Asserted: the root holds exactly
 #      tests/install/expected-files.txt (install.sh's one list), the DKMS package owns the
-#      module's source and dkms.conf, depends on dkms and rust, and the config is a backup file.
+#      module's source and dkms.conf, depends on dkms and rust, and the config is a backup file;
+#      zsh's completion is in site-functions (Arch's zsh reads it, not Debian's
+#      vendor-completions); rdna1ctl has python as an optional dependency (battery.py).
 #   2. rpmbuild (unprivileged) builds rdna1-mtype-dkms and rdna1ctl from packaging/rpm-source.sh's
 #      spec and tarball; rpmlint reports no error on the spec and the packages (but those
 #      packaging/rpm/rdna1-mtype.rpmlintrc says why it filters). Asserted: the two
-#      packages hold exactly the same list, the DKMS one runs dkms in %post and %preun, and the
-#      config is %config(noreplace).
+#      packages hold exactly the same list (zsh's in site-functions), the DKMS one runs dkms in
+#      %post and %preun, rdna1ctl runs systemd's scriptlets (systemd-update-helper) and
+#      recommends python3, the config is %config(noreplace), %check ran the installed rdna1ctl,
+#      and cargo left its debug info in the binary for rpm's debuginfo package (which this root
+#      can make only with elfutils' eu-strip: without it, rpmbuild is told debug_package
+#      %{nil} and the binary itself is checked).
+#   0. static.sh: what the packaging files promise without a build (dkms.conf, Debian's
+#      changelog date, control, postrm, the spec's scriptlets).
 # rdna1ctl's cargo builds are kept in ~/.cache/rdna1-mtype/packaging-cargo-target/KEY (env.sh,
 # cargo_cache), one per format.
 # usage: run.sh OUT_DIR
@@ -23,6 +31,8 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 user=65534
 w=$out/work
 rm -rf "$w" "$out/dist" && mkdir -p "$w"
+log "packaging: the packaging files (tests/packaging/static.sh)"
+"$here/static.sh" "$top" 2>"$out/static.log" || { cat "$out/static.log" >&2; die "tests/packaging/static.sh failed ($out/static.log)"; }
 # Kbuild's passing files are not source: the tarball, made while the modules stage may be
 # compiling in kmod/ and tests/modules/, must hold none (a file kbuild removes between git's
 # listing and tar's read fails the tarball). A .tmp_PID directory in each place stands in for them.
@@ -57,7 +67,10 @@ as_user() {
 		--rw "$w:/home" --rw "$target:/srv" -- setpriv --reuid=$user --regid=$user --clear-groups "$@"
 }
 as_root() { "$top/tests/sid-tools/run.sh" --rw "$w:/home" -- "$@"; }
-expected=$(sed "s/VERSION/$version/" "$top/tests/install/expected-files.txt" | sort)
+# Arch's and Fedora's zsh read site-functions: their packages put the completion there
+# (install.sh's ZSHCOMPDIR), not in Debian's vendor-completions (install.sh's default).
+expected=$(sed -e "s/VERSION/$version/" -e 's|^usr/share/zsh/vendor-completions/|usr/share/zsh/site-functions/|' \
+	"$top/tests/install/expected-files.txt" | sort)
 same_list() { # WHAT LIST: LIST (files, one per line) is install.sh's list
 	# Man pages come compressed, as every packager's tool does it (makepkg's zipman, rpm's
 	# brp-compress, Debian's dh_compress).
@@ -92,20 +105,42 @@ dkms_info=$(echo "$info" | sed -n '/^Name *: rdna1-mtype-dkms/,/^$/p')
 [[ $dkms_info == *"Depends On"*dkms*rdna1ctl=$version*rust* ]] || die "rdna1-mtype-dkms's dependencies: $dkms_info"
 owner=$(pac -Qo "/home/pacroot/usr/src/rdna1-mtype-$version/dkms.conf" 2>&1 || true)
 [[ $owner == *"is owned by rdna1-mtype-dkms $version-1"* ]] || die "dkms.conf's owner: $owner"
-grep -qx "etc/rdna1-mtype/config.toml" <(as_root sh -c "tar -xOf ${pkgs[1]} .PKGINFO" | sed -n 's/^backup = //p') ||
+pkginfo=$(as_root sh -c "tar -xOf ${pkgs[1]} .PKGINFO")
+grep -qx "etc/rdna1-mtype/config.toml" <(echo "$pkginfo" | sed -n 's/^backup = //p') ||
 	die "rdna1ctl's config.toml is not a backup file"
+grep -q '^optdepend = python: ' <<<"$pkginfo" || die "rdna1ctl has no optdepends on python (battery.py): $pkginfo"
+[[ $dkms_info == *"Description"*"exact rustc that built the kernel"* ]] ||
+	die "rdna1-mtype-dkms's description does not say it needs the exact rustc of the kernel: $dkms_info"
 
 log "packaging: rpmbuild and rpmlint (rdna1-mtype-dkms, rdna1ctl $version)"
 format=rpm
-as_user rpmbuild -bb --nodeps --define "_topdir /home/rpm" /home/rpm/SPECS/rdna1-mtype.spec >"$out/rpmbuild.log" 2>&1 ||
+# Fedora's rpm makes rdna1ctl-debuginfo with find-debuginfo, which runs elfutils' eu-strip.
+nodebug=()
+if ! as_root sh -c 'command -v eu-strip' >/dev/null; then
+	log "packaging: no eu-strip in the tools root: rpmbuild without the debuginfo package (the binary's debug info is checked)"
+	nodebug=(--define "debug_package %{nil}")
+fi
+as_user rpmbuild -bb --nodeps --define "_topdir /home/rpm" "${nodebug[@]}" /home/rpm/SPECS/rdna1-mtype.spec >"$out/rpmbuild.log" 2>&1 ||
 	{ tail -n 30 "$out/rpmbuild.log" >&2; die "rpmbuild failed ($out/rpmbuild.log)"; }
+# %check ran (a failing check fails rpmbuild): it runs the installed binary.
+grep -q '^+ .*/usr/bin/rdna1ctl --version' "$out/rpmbuild.log" || die "rpmbuild ran no %check of the installed rdna1ctl ($out/rpmbuild.log)"
+# Debug info, not stripped by cargo: what find-debuginfo splits off (the packaged binary is
+# stripped by rpm).
+as_user readelf -S /srv/rpm/release/rdna1ctl | grep -q '\.debug_info' ||
+	die "cargo built rdna1ctl without debug info (or stripped it): the spec must pass Fedora's %{build_rustflags}"
 rpms=()
 for p in "noarch/rdna1-mtype-dkms-$version-1" "x86_64/rdna1ctl-$version-1"; do
 	f=$(cd "$w/rpm/RPMS" && echo "$p".*.rpm)
 	[ -f "$w/rpm/RPMS/$f" ] || die "rpmbuild made no ${p#*/} package ($out/rpmbuild.log)"
 	rpms+=("/home/rpm/RPMS/$f")
 done
-as_user rpmlint -r /home/rpm/SPECS/rdna1-mtype.rpmlintrc /home/rpm/SPECS/rdna1-mtype.spec "${rpms[@]}" >"$out/rpmlint.log" 2>&1 ||
+debuginfo=()
+if [ ${#nodebug[@]} = 0 ]; then
+	f=$(cd "$w/rpm/RPMS" && echo "x86_64/rdna1ctl-debuginfo-$version-1".*.rpm)
+	[ -f "$w/rpm/RPMS/$f" ] || die "rpmbuild made no rdna1ctl-debuginfo package ($out/rpmbuild.log)"
+	debuginfo=("/home/rpm/RPMS/$f")
+fi
+as_user rpmlint -r /home/rpm/SPECS/rdna1-mtype.rpmlintrc /home/rpm/SPECS/rdna1-mtype.spec "${rpms[@]}" "${debuginfo[@]}" >"$out/rpmlint.log" 2>&1 ||
 	{ cat "$out/rpmlint.log" >&2; die "rpmlint found errors ($out/rpmlint.log)"; }
 # Files, not directories (a package owns its own directories too).
 same_list rpm-packages "$(as_root rpm -qp --nosignature --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "${rpms[@]}" |
@@ -114,4 +149,10 @@ scripts=$(as_root rpm -qp --scripts --nosignature "${rpms[0]}")
 [[ $scripts == *"postinstall"*"dkms add -m rdna1-mtype -v $version"*"dkms install -m rdna1-mtype -v $version"*"preuninstall"*"dkms remove -m rdna1-mtype -v $version --all"* ]] ||
 	die "rdna1-mtype-dkms's scripts: $scripts"
 as_root rpm -qpc --nosignature "${rpms[1]}" | grep -qx /etc/rdna1-mtype/config.toml || die "config.toml is not a %config file"
+scripts=$(as_root rpm -qp --scripts --nosignature "${rpms[1]}")
+[[ $scripts == *"postinstall"*"systemd-update-helper install-system-units rdna1-mtype.service"*"preuninstall"*"systemd-update-helper remove-system-units rdna1-mtype.service"* ]] ||
+	die "rdna1ctl's scripts do not run systemd's scriptlets (%systemd_post, %systemd_preun): $scripts"
+as_root rpm -qp --recommends --nosignature "${rpms[1]}" | grep -qx python3 || die "rdna1ctl does not recommend python3 (battery.py)"
+as_root rpm -qp --qf '%{DESCRIPTION}' --nosignature "${rpms[0]}" | tr '\n' ' ' | grep -q 'exact rustc that built the kernel' ||
+	die "rdna1-mtype-dkms's description does not say it needs the exact rustc of the kernel"
 log "packaging: both formats install exactly install.sh's $(grep -c . <<<"$expected") files; rpmlint: $(tail -n 1 "$out/rpmlint.log" | sed 's/; has taken.*//')"
