@@ -16,20 +16,8 @@
 # stop them)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-work=$1
-[ "$(id -u)" = 0 ] || { echo "dkms-make-input-validation.sh: needs root" >&2; exit 1; }
-rm -rf "$work" && mkdir -p "$work/cwd"
-chmod 755 "$work"
-work=$(cd "$work" && pwd -P)
-d=$work
-while [ "$d" != / ]; do
-	d=$(dirname "$d")
-	o=$(stat -c '%u %a' "$d")
-	[ "${o%% *}" = 0 ] && (((8#${o#* } & 8#022) == 0)) ||
-		{ echo "dkms-make-input-validation.sh: $d is not root's alone ($o): use a WORK_DIR that is" >&2; exit 1; }
-done
-fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$top/tests/install/work-dir.sh"
+work_dir dkms-make-input-validation.sh "$1" cwd
 ran=$work/ran
 pwned=$work/cwd/pwned
 want="rustc 1.93.0 (abc 2026-01-01)"
@@ -72,14 +60,7 @@ config() { # config LINE...: the kernel's .config, a Rust kernel with amdgpu as 
 		printf '%s\n' "$@"
 	} >"$kernel/.config"
 }
-headers=$work/headers
-mkdir -p "$headers/scripts"
-printf 'KBUILD_OUTPUT=/somewhere\ninclude /usr/src/common/Makefile\n' >"$headers/Makefile"
-echo 'CC=gcc' >"$headers/.kernelvariables"
-printf 'CONFIG_RUST=y\nCONFIG_RUSTC_VERSION_TEXT="%s"\nCONFIG_DRM_AMDGPU=m\n' "$want" >"$headers/.config"
-mkdir -p "$work/tree/linux-source-7.2" "$work/src"
-touch "$work/tree/linux-source-7.2/Makefile"
-tar -cJf "$work/src/linux-source-7.2.tar.xz" -C "$work/tree" linux-source-7.2
+debian_headers "$want"
 
 run() { # run SHELL SCRIPT ARG...: SCRIPT under SHELL in $work/cwd, its output in $work/out
 	local shell=$1 script=$2

@@ -14,20 +14,8 @@
 # for where they are)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-work=$1
-[ "$(id -u)" = 0 ] || { echo "dkms-make-vetted-paths.sh: needs root (files owned by another user)" >&2; exit 1; }
-rm -rf "$work" && mkdir -p "$work"
-chmod 755 "$work"
-work=$(cd "$work" && pwd -P)
-d=$work
-while [ "$d" != / ]; do
-	d=$(dirname "$d")
-	o=$(stat -c '%u %a' "$d")
-	[ "${o%% *}" = 0 ] && (((8#${o#* } & 8#022) == 0)) ||
-		{ echo "dkms-make-vetted-paths.sh: $d is not root's alone ($o): use a WORK_DIR that is" >&2; exit 1; }
-done
-fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$top/tests/install/work-dir.sh"
+work_dir dkms-make-vetted-paths.sh "$1"
 marker=$work/ran
 want="rustc 1.93.0 (abc 2026-01-01)"
 tool() { # tool PATH VERSION-LINE: a fake that leaves the marker and prints VERSION-LINE
@@ -107,14 +95,7 @@ fi
 
 # No bindgen of root's and no Rust metadata in the headers (a Debian tree, rebuilt from its
 # linux-source): the bindgen on PATH, a user's, is not run.
-headers=$work/headers
-mkdir -p "$headers/scripts"
-printf 'KBUILD_OUTPUT=/somewhere\ninclude /usr/src/common/Makefile\n' >"$headers/Makefile"
-echo 'CC=gcc' >"$headers/.kernelvariables"
-printf 'CONFIG_RUST=y\nCONFIG_RUSTC_VERSION_TEXT="%s"\nCONFIG_DRM_AMDGPU=m\n' "$want" >"$headers/.config"
-mkdir -p "$work/tree/linux-source-7.2" "$work/src"
-touch "$work/tree/linux-source-7.2/Makefile"
-tar -cJf "$work/src/linux-source-7.2.tar.xz" -C "$work/tree" linux-source-7.2
+debian_headers "$want"
 printf '#!/bin/sh\ncase $1 in\n-S) echo "linux-headers-test: $2" ;;\n-W) echo "1.0-1" ;;\n*) exit 1 ;;\nesac\n' >"$bin/dpkg-query"
 chmod 755 "$bin/dpkg-query"
 mv "$bin/bindgen" "$work/bindgen.root"

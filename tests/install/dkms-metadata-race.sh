@@ -12,17 +12,8 @@
 # write, as make test's build/test: dkms-make.sh runs only root's make and bindgen)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-work=$1
-rm -rf "$work" && mkdir -p "$work/bin" "$work/src" "$work/cache"
-chmod 755 "$work"
-work=$(cd "$work" && pwd -P)
-d=$work
-while [ "$d" != / ]; do
-	d=$(dirname "$d")
-	o=$(stat -c '%u %a' "$d")
-	[ "${o%% *}" = 0 ] && (((8#${o#* } & 8#022) == 0)) ||
-		{ echo "dkms-metadata-race.sh: $d is not root's alone ($o): use a WORK_DIR that is" >&2; exit 1; }
-done
+. "$top/tests/install/work-dir.sh"
+work_dir dkms-metadata-race.sh "$1" bin src cache
 rel=7.99.0-1-test
 
 # The headers as Debian lays them out: Makefile naming KBUILD_OUTPUT, .kernelvariables, .config.
@@ -96,8 +87,6 @@ p2=$!
 wait $p1 || rc1=$?
 wait $p2 || rc2=$?
 
-fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 [ $rc1 = 0 ] && [ $rc2 = 0 ] || bad "exit $rc1 and $rc2: $(cat "$work/1.err" "$work/2.err")"
 rebuilt=$(cat "$work/1.err" "$work/2.err" | grep -c 'rebuilding the kernel' || true)
 reused=$(cat "$work/1.err" "$work/2.err" | grep -c 'reusing its Rust metadata' || true)

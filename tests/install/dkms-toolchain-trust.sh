@@ -14,20 +14,8 @@
 # where they are)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-work=$1
-[ "$(id -u)" = 0 ] || { echo "dkms-toolchain-trust.sh: needs root (files owned by another user)" >&2; exit 1; }
-rm -rf "$work" && mkdir -p "$work"
-chmod 755 "$work"
-work=$(cd "$work" && pwd -P)
-d=$work
-while [ "$d" != / ]; do
-	d=$(dirname "$d")
-	o=$(stat -c '%u %a' "$d")
-	[ "${o%% *}" = 0 ] && (((8#${o#* } & 8#022) == 0)) ||
-		{ echo "dkms-toolchain-trust.sh: $d is not root's alone ($o): use a WORK_DIR that is (a proxy there would be refused for that alone)" >&2; exit 1; }
-done
-fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$top/tests/install/work-dir.sh"
+work_dir dkms-toolchain-trust.sh "$1"
 
 want="rustc 1.93.0 (abc 2026-01-01)"
 kernel=$work/kernel
