@@ -5,12 +5,16 @@
 # usage: install.sh install|uninstall   (from the source tree's top)
 # Variables: DESTDIR (staging root for packagers: then dkms, systemctl and udevadm are not
 # run; the package's scripts do that), PREFIX (/usr), SYSCONFDIR (/etc), PURGE=1 (uninstall
-# the config file too), RDNA1CTL (a built rdna1ctl; default: cargo build --release).
+# the config file too), RDNA1CTL (a built rdna1ctl; default: cargo build --release),
+# ZSHCOMPDIR (zsh's completion directory; default Debian's).
 set -eu
 top=$(cd "$(dirname "$0")" && pwd)
 DESTDIR=${DESTDIR:-}
 PREFIX=${PREFIX:-/usr}
 SYSCONFDIR=${SYSCONFDIR:-/etc}
+# zsh's completions: Debian's vendor directory by default; Arch and Fedora read site-functions
+# (their packages pass ZSHCOMPDIR=/usr/share/zsh/site-functions).
+ZSHCOMPDIR=${ZSHCOMPDIR:-$PREFIX/share/zsh/vendor-completions}
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$top/Cargo.toml" | head -n1)
 src=$PREFIX/src/rdna1-mtype-$version
 say() { echo "rdna1-mtype: $*" >&2; }
@@ -24,7 +28,7 @@ commands="status enable disable set apply layout events verify doctor report sea
 files() {
 	echo "@rdna1ctl $PREFIX/bin/rdna1ctl 755"
 	echo "@bash $PREFIX/share/bash-completion/completions/rdna1ctl 644"
-	echo "@zsh $PREFIX/share/zsh/vendor-completions/_rdna1ctl 644"
+	echo "@zsh $ZSHCOMPDIR/_rdna1ctl 644"
 	echo "@fish $PREFIX/share/fish/vendor_completions.d/rdna1ctl.fish 644"
 	echo "@man $PREFIX/share/man/man8/rdna1ctl.8 644"
 	for c in $commands; do
