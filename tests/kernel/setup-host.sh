@@ -89,10 +89,10 @@ if [ ! -f "$KSRC/Makefile" ]; then
 fi
 
 rustup run "$RUST_TOOLCHAIN" rustc --version >/dev/null 2>&1 ||
-	die "rustup toolchain $RUST_TOOLCHAIN is missing (rustup cannot download here)"
+	die "rustup toolchain $RUST_TOOLCHAIN is missing: install it (README, \"Two commands\"): curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --default-toolchain $RUST_TOOLCHAIN --component rustfmt,clippy"
 for c in rustfmt clippy; do
 	rustup component list --toolchain "$RUST_TOOLCHAIN" --installed | grep -q "^$c" ||
-		die "rustup toolchain $RUST_TOOLCHAIN lacks $c"
+		die "rustup toolchain $RUST_TOOLCHAIN lacks $c: rustup component add --toolchain $RUST_TOOLCHAIN $c"
 done
 
 if ! "$TOOLS_DIR/bin/udevadm-verify" --version 2>/dev/null | grep -q '^254$'; then
