@@ -3,7 +3,9 @@
 #   make test   every test: Rust checks, cargo tests, checkpatch, VM tests
 #   make bench  hook-mechanism benchmark (ns per call, side by side, in the VM)
 #   make soak   issue 14's churn proof at full counts (VM case 64, two CPUs; tens of minutes)
-#   make install / make uninstall   (DESTDIR=, PREFIX=, PURGE=1: see install.sh)
+#   make install / make uninstall   (DESTDIR=, PREFIX=, PURGE=1, RDNA1CTL=, ZSHCOMPDIR=: see
+#                                    install.sh; make install may be run again, e.g. after a
+#                                    failed DKMS build: it rebuilds)
 # Both install what they need on a fresh machine (Debian 12, root) and cache the test kernel
 # in ~/.cache/rdna1-mtype (override with RDNA1_CACHE).
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install tests on the host, with the real tools:
 #  1. make install DESTDIR=stage: exactly the expected files; the config survives a reinstall;
-#  2. systemd-analyze verify of the installed unit, udevadm verify of the installed rule;
+#  2. systemd-analyze verify of the installed unit (its paths filled in, its modprobe allowed
+#     to fail), udevadm verify of the installed rule;
 #  3. the installed rdna1ctl reads the installed config (apply --dry-run);
 #  4. the real dkms: add, build, install, status, remove of the staged source tree against the
 #     pinned test kernel, in private dkms/install trees; the built .ko is left in OUT/dkms for
@@ -14,7 +15,10 @@
 #     (kbuild-command-line-only.sh); kmod/dkms-rust-metadata.sh shares one kernel's metadata
 #     between two builds at once and waits for a module build reading it
 #     (dkms-metadata-race.sh);
-#  6. make uninstall: nothing left but the config; PURGE=1: nothing at all.
+#  6. make uninstall: nothing left but the config; PURGE=1: nothing at all;
+#  7. make install as the administrator runs it, twice, after a failed DKMS build, into a private
+#     root and DKMS tree; the unit without the module; the cache on uninstall; cargo under sudo
+#     (reinstall.sh).
 # The staged tree is kept in OUT/installed for the VM (case 12 boots with it).
 # usage: tests/install/run.sh OUT_DIR KBUILD_DIR RDNA1CTL_BINARY
 set -euo pipefail
@@ -46,6 +50,12 @@ sa=$(systemd-analyze verify --root="$stage" --man=no rdna1-mtype.service 2>&1) |
 	die "systemd-analyze verify failed: $sa"
 [ -z "$sa" ] || die "systemd-analyze verify complained: $sa"
 rm -rf "$stage/sbin"
+unit=$stage/usr/lib/systemd/system/rdna1-mtype.service
+! grep -n '@[A-Z]*@' "$unit" || die "install.sh left placeholders in the unit (above)"
+grep -qx 'ExecStart=/usr/bin/rdna1ctl apply --config /etc/rdna1-mtype/config.toml' "$unit" ||
+	die "the unit's ExecStart: $(grep ExecStart= "$unit")"
+# A kernel without the DKMS module must not fail the unit at boot.
+grep -qx 'ExecStartPre=-/sbin/modprobe rdna1_mtype' "$unit" || die "the unit's modprobe is fatal: $(grep ExecStartPre= "$unit")"
 # Style issues count too (no --no-style).
 udevadm-verify verify "$stage/usr/lib/udev/rules.d/70-rdna1-mtype.rules" >"$out/udevadm.log" 2>&1 ||
 	{ cat "$out/udevadm.log" >&2; die "udevadm verify failed"; }
@@ -131,6 +141,9 @@ msg=$(sh "$top/kmod/dkms-make.sh" "$kb" 7.0.0-14-generic 2>&1) && die "dkms-make
 
 # The installed tree, for the VM's boot test (case 12: modprobe.d, unit, config as installed).
 rm -rf "$out/installed" && cp -a "$stage" "$out/installed"
+
+log "install: make install twice (after a failed DKMS build), the unit without the module, uninstall's cache, cargo under sudo"
+"$top/tests/install/reinstall.sh" "$out/reinstall" "$kb" "$bin" || die "make install run again, or its unit, cache or cargo (above)"
 
 log "install: make uninstall DESTDIR=stage"
 make -s -C "$top" uninstall DESTDIR="$stage" 2>>"$out/install.log"

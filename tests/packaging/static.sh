@@ -9,6 +9,7 @@
 #   - debian/copyright: one paragraph per vendored crate, with the licence its Cargo.toml says;
 #   - packaging/debian/control: rdna1ctl, which ships battery.py, recommends (or depends on)
 #     python3; rdna1-mtype-dkms's description says it needs the exact rustc of the kernel;
+#   - packaging/debian/rules: dh_installsystemd --no-start;
 #   - packaging/debian/rdna1-mtype-dkms.postrm: purge removes /var/cache/rdna1-mtype (the Rust
 #     metadata rebuilt per kernel), remove and upgrade do not;
 #   - packaging/rpm/rdna1-mtype.spec: debuginfo not disabled; the systemd scriptlets and
@@ -102,6 +103,12 @@ grep -q '^usr/share/rdna1-mtype/battery.py$' "$top/packaging/debian/rdna1ctl.ins
 	fail "rdna1ctl.install does not ship battery.py: this check must follow it"
 if echo "$ctl" | grep -Eq '^(Recommends|Depends):.*\bpython3\b'; then pass "debian: rdna1ctl recommends python3"; else fail "debian: rdna1ctl ships battery.py but neither recommends nor depends on python3"; fi
 if para rdna1-mtype-dkms | grep -q 'exact rustc that built the kernel'; then pass "debian: rdna1-mtype-dkms's description names the exact rustc"; else fail "debian: rdna1-mtype-dkms's description does not say it needs the exact rustc that built the kernel"; fi
+
+# debian/rules: the unit enabled but not started by apt, as make install leaves it (the
+# DKMS build may still be running, and the policy is applied at boot): docs/INSTALL.md.
+if grep -Eq '^[[:space:]]+dh_installsystemd .*--no-start' "$top/packaging/debian/rules"; then
+	pass "debian: dh_installsystemd --no-start"
+else fail "debian: dh_installsystemd starts rdna1-mtype.service during apt install (no --no-start)"; fi
 
 # postrm, with an rm that only says what it was asked.
 mkdir -p "$work/bin"
