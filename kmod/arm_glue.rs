@@ -20,7 +20,6 @@ mod c {
         pub(super) static rdna1_kernel_end: u32;
         pub(super) static rdna1_amdgpu_builtin: u8;
         pub(super) static rdna1_built_btf_id: u64;
-        pub(super) static rdna1_btf_modules: u8;
         pub(super) fn rdna1_mtype_arm_lock();
         pub(super) fn rdna1_mtype_arm_unlock();
         pub(super) fn rdna1_notifier_register() -> c_int;
@@ -53,10 +52,9 @@ pub(crate) struct Build {
     pub(crate) end: u32,
     /// `CONFIG_DRM_AMDGPU=y`: amdgpu is part of vmlinux, never a module that notifies.
     pub(crate) amdgpu_builtin: bool,
-    /// The id of the amdgpu BTF the DKMS build checked the contract on; 0 if none.
+    /// The id of the amdgpu BTF the DKMS build checked the contract on; 0 if none (a build
+    /// with one needs CONFIG_DEBUG_INFO_BTF_MODULES: hook.c's #error).
     pub(crate) btf_id: u64,
-    /// `CONFIG_DEBUG_INFO_BTF_MODULES`.
-    pub(crate) btf_modules: bool,
 }
 
 /// The constants of this build.
@@ -69,7 +67,6 @@ pub(crate) fn build() -> Build {
             end: c::rdna1_kernel_end,
             amdgpu_builtin: c::rdna1_amdgpu_builtin != 0,
             btf_id: c::rdna1_built_btf_id,
-            btf_modules: c::rdna1_btf_modules != 0,
         }
     }
 }
@@ -115,8 +112,8 @@ impl ArmLocked {
     /// Registers the probe, soft-disabled, on every traceable function named
     /// `gmc_v10_0_get_vm_pte`. `ENOENT`: there is none.
     pub(crate) fn register_by_name(&mut self) -> Result {
-        // SAFETY: the lock is held (type invariant); the fprobe is not registered (arming.rs
-        // registers only when unarmed, and unregisters every registration it does not keep).
+        // SAFETY: the lock is held (type invariant), which hook.c asserts; fprobe serialises
+        // registrations itself and refuses one of a registered probe (-EEXIST).
         kernel::error::to_result(unsafe { c::rdna1_probe_register_by_name() })
     }
 
@@ -135,13 +132,15 @@ impl ArmLocked {
 
     /// Enables the registered probe: its handlers run from now on.
     pub(crate) fn enable(&mut self) {
-        // SAFETY: the lock is held (type invariant), the probe registered (arming.rs).
+        // SAFETY: the lock is held (type invariant); enable_fprobe() clears a flag, harmless
+        // on a probe that is not registered (arming.rs enables only the one it registered).
         unsafe { c::rdna1_probe_enable() };
     }
 
     /// Unregisters the probe and waits until no handler runs.
     pub(crate) fn unregister(&mut self) {
-        // SAFETY: the lock is held (type invariant), the probe registered (arming.rs).
+        // SAFETY: the lock is held (type invariant), in process context (unregister_fprobe()
+        // waits for RCU); on a probe that is not registered fprobe returns -EINVAL, harmless.
         unsafe { c::rdna1_probe_unregister() };
     }
 }

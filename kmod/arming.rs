@@ -251,7 +251,7 @@ fn check_in_tree(lock: &mut ArmLocked, via: Via<'_>) -> Result<(), NotArmed> {
 /// two would differ; check-kernel reads no such module either: refused by name.
 fn check_identity(lock: &mut ArmLocked, via: Via<'_>) -> Result<(), NotArmed> {
     let build = arm_glue::build();
-    if build.btf_id == 0 || !build.btf_modules {
+    if build.btf_id == 0 {
         return check_in_tree(lock, via);
     }
     let id = match via {
@@ -496,6 +496,11 @@ impl Drop for Armed {
     }
 }
 
+/// hook.h's `enum rdna1_amdgpu_event`, its values.
+const AMDGPU_COMING: u32 = 0;
+const AMDGPU_LIVE: u32 = 1;
+const AMDGPU_GOING: u32 = 2;
+
 /// One of amdgpu's module notifications (hook.h's `enum rdna1_amdgpu_event`).
 ///
 /// # Safety
@@ -512,9 +517,9 @@ unsafe extern "C" fn rdna1_mtype_on_amdgpu(event: u32, module: *const core::ffi:
     let m = unsafe { Module::from_notifier(ptr) };
     let mut lock = ArmLocked::lock();
     match event {
-        0 => coming(&mut lock, &m),
-        1 => live(&mut lock, &m),
-        2 => {
+        AMDGPU_COMING => coming(&mut lock, &m),
+        AMDGPU_LIVE => live(&mut lock, &m),
+        AMDGPU_GOING => {
             let s = locked(&mut lock);
             s.going = true;
             s.judged = false;

@@ -57,7 +57,6 @@ const u32 rdna1_kernel_end = KERNEL_VERSION(7, 4, 0);
 const u32 rdna1_kernel_version = LINUX_VERSION_CODE;
 const char rdna1_kernel_release[65] = UTS_RELEASE;
 const u8 rdna1_amdgpu_builtin = IS_BUILTIN(CONFIG_DRM_AMDGPU);
-const u8 rdna1_btf_modules = IS_ENABLED(CONFIG_DEBUG_INFO_BTF_MODULES);
 
 const u32 rdna1_ttm_bo_size = sizeof(struct ttm_buffer_object);
 const u32 rdna1_ttm_bo_type_offset = offsetof(struct ttm_buffer_object, type);

@@ -73,7 +73,6 @@ extern const u32 rdna1_kernel_min;		/* the first release it loads on */
 extern const u32 rdna1_kernel_end;		/* the first release it does not */
 extern const u8 rdna1_amdgpu_builtin;		/* CONFIG_DRM_AMDGPU=y */
 extern const u64 rdna1_built_btf_id;		/* the amdgpu BTF checked at build; 0: none */
-extern const u8 rdna1_btf_modules;		/* CONFIG_DEBUG_INFO_BTF_MODULES */
 
 /* What amdgpu's module notifications are, for rdna1_mtype_on_amdgpu(). */
 enum rdna1_amdgpu_event {

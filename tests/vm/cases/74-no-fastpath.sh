@@ -22,7 +22,14 @@ modprobe rdna1_mtype mode=enforce
 modprobe amdgpu
 eq "$(cat "$PARAMS/arm_error")" "" "arm_error, amdgpu came later"
 eq "$(armed)" Y "armed without the fast path, amdgpu came later"
+# The stand-in works in this very run: the harness finds the function with
+# kallsyms_lookup_name(), which now answers nothing, so it must not load (else the arming
+# above proved nothing about a kernel without the fast path).
+if insmod /opt/rdna1/rdna1_mtype_harness.ko 2>/dev/null; then
+	fail "the harness found gmc_v10_0_get_vm_pte by kallsyms_lookup_name: rdna1_no_fastpath does not work"
+fi
 hits=$(cat /sys/module/rdna1_no_fastpath/parameters/hits)
+[ "$hits" -ge 1 ] || fail "rdna1_no_fastpath answered no lookup of the name"
 rmmod rdna1_no_fastpath
 insmod /opt/rdna1/rdna1_mtype_harness.ko
 eq "$(mcall "$REQ_WC" none "$IN")" NC "WC without the fast path, amdgpu came later"
