@@ -7,8 +7,9 @@
 #           root) the rustc floor, then with the static rdna1ctl the layer battery and the
 #           in-process check on a CPU PyTorch, doctor's reader on Debian's ROCm libraries;
 #           the Arch and RPM packages; kernel rustfmt, the amdgpu struct copy
-#           check, checkpatch, then (with the static rdna1ctl) the field kit on fixtures and
-#           check-kernel on Debian's real kernel packages;
+#           check, checkpatch, then (with the static rdna1ctl) the field kit on fixtures, its
+#           user lookups with an NSS module named (no load), and check-kernel on Debian's
+#           real kernel packages;
 #   tools   the sid tools root those checks borrow (tests/sid-tools), made once;
 #   debian  Debian's real kernels, 7.2 (sid) and 7.3 (trixie-backports): our Debian packages
 #           built once, then installed with apt in each release's root (DKMS builds the
@@ -248,9 +249,10 @@ checks_source() {
 	# These need the static rdna1ctl (the bins lane).
 	if after static-binaries; then
 		stage field-kit-fixtures "$top/tests/field-kit/run.sh" "$rdna1ctl" || :
+		stage static-nss "$top/tests/static/nss.sh" "$rdna1ctl" || :
 		stage check-kernel-debian niced "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel" || :
 	else
-		not_run field-kit-fixtures check-kernel-debian
+		not_run field-kit-fixtures static-nss check-kernel-debian
 	fi
 	[ -z "$lane_failed" ]
 }
