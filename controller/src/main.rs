@@ -23,6 +23,8 @@ fn init_tracing(verbose: u8, ansi: bool) {
 }
 
 fn main() -> ExitCode {
+    // Before anything else: a static build must never load an NSS module.
+    rdna1ctl::runner::user_db::files_only();
     // `report` started this process to become the invoking user and exec their command.
     if let Some(code) = rdna1ctl::runner::exec_as::exec_from_env() {
         return ExitCode::from(code);

@@ -1,14 +1,15 @@
 //! Running the owner's command as the user who invoked rdna1ctl, and judging the run: who that
-//! user is (`user`), dropping root to exec the command (`exec_as`), the run itself with its
-//! timeout and output tails (`workload`), one run under a configuration with everything it is
-//! judged by (`execute`) and the verdict (`verdict`): the kernel log's GPU faults (`kmsg`), the
-//! proof that it used the GPU (`gpu_work`), the in-process check's records (`check`); the Python
-//! it runs and whether that Python can run the workload at all (`interpreter`), doctor's fixes
-//! when it cannot (`doctor_fix`); the policy put back (`policy`), progress on stderr
-//! (`progress`), what rdna1ctl ships for the runs (`script`), the signals that end a run
-//! cleanly, the configuration a run is made under (`changes`) and its kept form (`keep`, an
-//! environment file read as systemd reads one: `env_file`), and the documents' shared parts
-//! (`document`). `report`, `search` and `run` share it.
+//! user is (`user`; a static build's user database: `user_db`), dropping root to exec the
+//! command (`exec_as`), the run itself with its timeout and output tails (`workload`), one run
+//! under a configuration with everything it is judged by (`execute`) and the verdict
+//! (`verdict`): the kernel log's GPU faults (`kmsg`), the proof that it used the GPU
+//! (`gpu_work`), the in-process check's records (`check`); the Python it runs and whether that
+//! Python can run the workload at all (`interpreter`), doctor's fixes when it cannot
+//! (`doctor_fix`); the policy put back (`policy`), progress on stderr (`progress`), what
+//! rdna1ctl ships for the runs (`script`), the signals that end a run cleanly, the
+//! configuration a run is made under (`changes`) and its kept form (`keep`, an environment file
+//! read as systemd reads one: `env_file`), and the documents' shared parts (`document`).
+//! `report`, `search` and `run` share it.
 
 pub mod changes;
 pub mod check;
@@ -25,6 +26,7 @@ pub mod policy;
 pub mod progress;
 pub mod script;
 pub mod user;
+pub mod user_db;
 pub mod verdict;
 pub mod workload;
 

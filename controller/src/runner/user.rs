@@ -10,7 +10,7 @@ use std::process::Command;
 use nix::unistd::{Gid, Uid};
 use serde::Serialize;
 
-use super::exec_as;
+use super::{exec_as, user_db};
 use crate::exit::{coded, Code};
 
 /// What the environment and the command line say about who invoked rdna1ctl.
@@ -130,6 +130,10 @@ pub trait Accounts {
     fn by_uid(&self, uid: u32) -> Option<Account>;
     /// Every group of `name` with primary group `gid`.
     fn groups(&self, name: &str, gid: u32) -> Option<Vec<u32>>;
+    /// What an error about a user this database lacks should add: which users it cannot know.
+    fn limits(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The system's user database.
@@ -162,6 +166,9 @@ impl Accounts for System {
         let list = nix::unistd::getgrouplist(&c, Gid::from_raw(gid)).ok()?;
         Some(list.into_iter().map(Gid::as_raw).collect())
     }
+    fn limits(&self) -> Option<&'static str> {
+        user_db::FILES_ONLY.then_some(user_db::FILES_ONLY_HINT)
+    }
 }
 
 /// Whom `search` and `run` run the command as: as root, the invoking user (`--user`,
@@ -192,12 +199,15 @@ pub struct RunAs {
 /// still runs, with the group sudo recorded and no other: then the run has no render/video
 /// groups unless that group is one, which the report shows.
 pub fn resolve(target: &Target, db: &impl Accounts) -> anyhow::Result<RunAs> {
+    let limits = db.limits().map(|l| format!(" ({l})")).unwrap_or_default();
     let (acct, uid, gid, source) = match target {
         Target::Name(n) => {
             let a = db.by_name(n).ok_or_else(|| {
                 coded(
                     Code::Usage,
-                    format!("--user {n}: no such user: give an existing user's name or uid"),
+                    format!(
+                        "--user {n}: no such user: give an existing user's name or uid{limits}"
+                    ),
                 )
             })?;
             let (uid, gid) = (a.uid, a.gid);
@@ -213,7 +223,7 @@ pub fn resolve(target: &Target, db: &impl Accounts) -> anyhow::Result<RunAs> {
                         Code::Usage,
                         format!(
                             "{source}: uid {uid} is not in the user database and no SUDO_GID \
-                             says its group: give --user NAME"
+                             says its group: give --user NAME{limits}"
                         ),
                     ));
                 }
@@ -449,6 +459,39 @@ mod tests {
             &Db,
         );
         assert!(db_root.is_err());
+    }
+
+    /// A database that cannot know every user (a static build's) says so in the errors about
+    /// a user it lacks, and only there.
+    #[test]
+    fn a_limited_database_says_which_users_it_cannot_know() {
+        struct Limited;
+        impl Accounts for Limited {
+            fn by_name(&self, name: &str) -> Option<Account> {
+                Db.by_name(name)
+            }
+            fn by_uid(&self, uid: u32) -> Option<Account> {
+                Db.by_uid(uid)
+            }
+            fn groups(&self, name: &str, gid: u32) -> Option<Vec<u32>> {
+                Db.groups(name, gid)
+            }
+            fn limits(&self) -> Option<&'static str> {
+                Some("static build")
+            }
+        }
+        let unknown_uid = Target::Uid {
+            uid: 54321,
+            gid: None,
+            source: "--user",
+        };
+        for t in [Target::Name("mallory".into()), unknown_uid] {
+            let m = crate::exit::message(&resolve(&t, &Limited).unwrap_err());
+            assert!(m.ends_with(" (static build)"), "{m}");
+            let m = crate::exit::message(&resolve(&t, &Db).unwrap_err());
+            assert!(!m.contains("static"), "{m}");
+        }
+        assert!(resolve(&Target::Name("alice".into()), &Limited).is_ok());
     }
 
     #[test]
