@@ -7,6 +7,7 @@
 #   - packaging/debian-source.sh: the changelog's date is SOURCE_DATE_EPOCH's, or without it the
 #     last commit's, not the time of the run (a reproducible package);
 #   - debian/copyright: one paragraph per vendored crate, with the licence its Cargo.toml says;
+#     each licence named quoted whole, unless Debian's common-licenses has it;
 #   - packaging/debian/control: rdna1ctl, which ships battery.py, recommends (or depends on)
 #     python3; rdna1-mtype-dkms's description says it needs the exact rustc of the kernel;
 #   - packaging/debian/rules: dh_installsystemd --no-start;
@@ -86,10 +87,30 @@ for c in crates:
         bad.append(f"{c.name}: no paragraph of its own (its Cargo.toml: {want})")
     elif names(got) != names(want):
         bad.append(f"{c.name}: says {got}, its Cargo.toml {want}")
+# Every licence named, in a standalone paragraph: Debian's common-licenses by name, any other
+# quoted whole (the binary packages carry this file, not the crates' own licence files).
+COMMON = {"Apache-2.0", "GPL-2.0-only", "GPL-2.0-or-later", "LGPL-2.1-only", "LGPL-2.1-or-later", "MPL-2.0", "CC0-1.0"}
+standalone = {}
+for p in text.split("\n\n"):
+    m = re.match(r"License: (\S+)\n((?: .*\n?)*)$", p.strip("\n") + "\n")
+    if m and not p.lstrip().startswith("Files:"):
+        standalone[m.group(1)] = m.group(2)
+named = set().union(*(names(v) for v in paras.values())) if paras else set()
+for lic in sorted(named):
+    body = standalone.get(lic)
+    if body is None:
+        bad.append(f"{lic}: no standalone License paragraph")
+    elif lic in COMMON:
+        if "/usr/share/common-licenses/" not in body:
+            bad.append(f"{lic}: does not point at common-licenses")
+    elif body.count("\n") < 5:
+        bad.append(f"{lic}: not quoted whole ({body.strip()[:80]!r})")
+if "MIT" in standalone and "Permission is hereby granted" not in standalone["MIT"]:
+    bad.append("MIT: its paragraph does not hold MIT's text")
 if bad:
     print("; ".join(bad[:8]) + (f"; and {len(bad) - 8} more" if len(bad) > 8 else ""))
     sys.exit(1)
-print(f"{len(crates)} vendored crates, each with its own licence")
+print(f"{len(crates)} vendored crates, each with its own licence; {len(named)} licences, each quoted or in common-licenses")
 PY
 	pass "debian copyright: $(cat "$work/copyright.out")"
 else
