@@ -36,6 +36,32 @@ def ids(expr):
     return set(re.findall(r"[A-Za-z0-9.+-]+", expr)) - {"OR", "AND", "or", "and"}
 
 
+def full_text(tree, lic, crates):
+    """(where it is from, the text) of licence `lic`: LICENSES/LIC.txt of this tree, else the
+    licence file of a vendored crate under it (a file named for it, as LICENSE-ZLIB, or the one
+    licence file of a crate under it alone)."""
+    ours = tree / "LICENSES" / f"{lic}.txt"
+    if ours.is_file():
+        return f"The text in LICENSES/{lic}.txt:", ours.read_text()
+    key = re.sub(r"[^a-z0-9]", "", lic.lower())
+    for crate, licence in crates:
+        if lic not in ids(licence):
+            continue
+        files = [f for f in sorted(crate.iterdir()) if f.is_file()
+                 and re.match(r"(LICEN[CS]E|COPYING|UNLICENSE)", f.name, re.IGNORECASE)]
+        named = [f for f in files if key in re.sub(r"[^a-z0-9]", "", f.name.lower())]
+        # LICENSE-BSD for BSD-2-Clause: the family's name, if no other licence of the crate's
+        # shares it.
+        family = lic.split("-")[0].lower()
+        if not named and sum(i.split("-")[0].lower() == family for i in ids(licence)) == 1:
+            named = [f for f in files if re.search(rf"[-_.]{re.escape(family)}(\.|$)", f.name.lower())]
+        if not named and ids(licence) == {lic} and len(files) == 1:
+            named = files
+        if named:
+            return f"The text as in vendor/{crate.name}/{named[0].name}:", named[0].read_text(errors="replace")
+    sys.exit(f"debian-copyright.py: no text of {lic} in LICENSES/ or in a vendored crate: add LICENSES/{lic}.txt")
+
+
 def main(tree):
     out = [
         "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/",
@@ -47,6 +73,7 @@ def main(tree):
         "",
     ]
     named = {"GPL-2.0-only"}
+    crates = []
     for crate in sorted((tree / "vendor").iterdir()):
         manifest = crate / "Cargo.toml"
         if not manifest.is_file():
@@ -56,6 +83,7 @@ def main(tree):
         if not licence:
             sys.exit(f"debian-copyright.py: {manifest} declares no licence (license-file only): add its paragraph by hand")
         named |= ids(licence)
+        crates.append((crate, licence))
         authors = ", ".join(package.get("authors", [])) or f"the authors of {package['name']}"
         out += [
             f"Files: vendor/{crate.name}/*",
@@ -70,7 +98,12 @@ def main(tree):
         if lic in COMMON:
             out.append(f" On Debian systems, the full text is in /usr/share/common-licenses/{COMMON[lic]}.")
         else:
-            out.append(" The full text is in the licence file of each crate above that is under it.")
+            # Debian policy 12.5: a licence not in common-licenses is quoted whole, as the
+            # binary packages carry this file but not the vendored crates' own files.
+            where, text = full_text(tree, lic, crates)
+            out.append(f" {where}")
+            out.append(" .")
+            out += [f" {l}" if l.strip() else " ." for l in text.splitlines()]
         out.append("")
     sys.stdout.write("\n".join(out))
 
