@@ -7,13 +7,16 @@
 #      tests/install/expected-files.txt (install.sh's one list), the DKMS package owns the
 #      module's source and dkms.conf, depends on dkms and rust, and the config is a backup file;
 #      zsh's completion is in site-functions (Arch's zsh reads it, not Debian's
-#      vendor-completions); rdna1ctl has python as an optional dependency (battery.py).
+#      vendor-completions); rdna1ctl has python as an optional dependency (battery.py) and
+#      the crates' licence notices in /usr/share/licenses/rdna1ctl.
 #   2. rpmbuild (unprivileged) builds rdna1-mtype-dkms and rdna1ctl from packaging/rpm-source.sh's
 #      spec and tarball; rpmlint reports no error on the spec and the packages (but those
 #      packaging/rpm/rdna1-mtype.rpmlintrc says why it filters). Asserted: the two
 #      packages hold exactly the same list (zsh's in site-functions), the DKMS one runs dkms in
 #      %post and %preun, rdna1ctl runs systemd's scriptlets (systemd-update-helper) and
 #      recommends python3, the config is %config(noreplace), %check ran the installed rdna1ctl,
+#      the licence files (the crates' notices among them) are %license, rdna1ctl provides
+#      bundled(crate(...)) for what its build compiled,
 #      and cargo left its debug info in the binary for rpm's debuginfo package (which this root
 #      can make only with elfutils' eu-strip: without it, rpmbuild is told debug_package
 #      %{nil} and the binary itself is checked).
@@ -73,11 +76,31 @@ expected=$(sed -e "s/VERSION/$version/" -e 's|^usr/share/zsh/vendor-completions/
 	"$top/tests/install/expected-files.txt" | sort)
 same_list() { # WHAT LIST: LIST (files, one per line) is install.sh's list
 	# Man pages come compressed, as every packager's tool does it (makepkg's zipman, rpm's
-	# brp-compress, Debian's dh_compress).
-	if ! diff -u <(echo "$expected") <(echo "$2" | sed 's|^\(usr/share/man/.*\)\.gz$|\1|' | sort) >"$out/$1.diff"; then
+	# brp-compress, Debian's dh_compress). The licence files are the package's, not install.sh's
+	# (checked apart: licences).
+	if ! diff -u <(echo "$expected") <(echo "$2" | grep -v '^usr/share/licenses/' |
+		sed 's|^\(usr/share/man/.*\)\.gz$|\1|' | sort) >"$out/$1.diff"; then
 		cat "$out/$1.diff" >&2
 		die "$1 does not hold exactly tests/install/expected-files.txt (diff above)"
 	fi
+}
+
+# The crates' own versions in Cargo.lock, for what the packages must say of them.
+lock_version() { awk -v n="$1" '$0 == "name = \"" n "\"" { getline; gsub(/version = |"/, ""); print; exit }' "$top/Cargo.lock"; }
+xz_version=$(lock_version xz4rust)
+[ -n "$xz_version" ] || die "no xz4rust in Cargo.lock"
+# notices FILE: THIRD-PARTY-LICENSES as packaged: linked crates with their own licence texts
+# (xz4rust's MIT notice; btf-rs's LGPL; tracepoint_decode, which ships no licence file, with
+# Microsoft's copyright line), never a crate rdna1ctl does not link (spdx: a dev-dependency;
+# serde_derive: a proc macro, run by the compiler).
+notices() {
+	local f=$1
+	grep -qx "xz4rust $xz_version: MIT" "$f" || die "$f: no 'xz4rust $xz_version: MIT'"
+	grep -q '^btf-rs .*: LGPL-2.1-or-later$' "$f" || die "$f: no btf-rs (LGPL-2.1-or-later)"
+	sed -n '/^tracepoint_decode /,/^=====/p' "$f" | grep -q 'Copyright (c) Microsoft Corporation' ||
+		die "$f: tracepoint_decode without its copyright line"
+	grep -q 'Permission is hereby granted' "$f" || die "$f: no MIT text"
+	! grep -Eq '^(spdx|serde_derive) ' "$f" || die "$f: lists a crate rdna1ctl does not link: $(grep -E '^(spdx|serde_derive) ' "$f")"
 }
 
 log "packaging: makepkg (rdna1-mtype-dkms, rdna1ctl $version)"
@@ -111,6 +134,10 @@ grep -qx "etc/rdna1-mtype/config.toml" <(echo "$pkginfo" | sed -n 's/^backup = /
 grep -q '^optdepend = python: ' <<<"$pkginfo" || die "rdna1ctl has no optdepends on python (battery.py): $pkginfo"
 [[ $dkms_info == *"Description"*"exact rustc that built the kernel"* ]] ||
 	die "rdna1-mtype-dkms's description does not say it needs the exact rustc of the kernel: $dkms_info"
+# Arch: the crates' notices where Arch keeps licences (GPL and LGPL are in its licenses package).
+lic=$(cd "$w/pacroot" && { find usr/share/licenses -type f 2>/dev/null || true; } | sort)
+[ "$lic" = usr/share/licenses/rdna1ctl/THIRD-PARTY-LICENSES ] || die "Arch packages' licence files: ${lic:-none}"
+notices "$w/pacroot/usr/share/licenses/rdna1ctl/THIRD-PARTY-LICENSES"
 
 log "packaging: rpmbuild and rpmlint (rdna1-mtype-dkms, rdna1ctl $version)"
 format=rpm
@@ -153,6 +180,22 @@ scripts=$(as_root rpm -qp --scripts --nosignature "${rpms[1]}")
 [[ $scripts == *"postinstall"*"systemd-update-helper install-system-units rdna1-mtype.service"*"preuninstall"*"systemd-update-helper remove-system-units rdna1-mtype.service"* ]] ||
 	die "rdna1ctl's scripts do not run systemd's scriptlets (%systemd_post, %systemd_preun): $scripts"
 as_root rpm -qp --recommends --nosignature "${rpms[1]}" | grep -qx python3 || die "rdna1ctl does not recommend python3 (battery.py)"
+# Licences: %license files in /usr/share/licenses, the crates' notices among them; rpm's
+# bundled(crate(...)) Provides, generated from cargo-vendor.txt, for what the build compiled
+# (xz4rust; serde_derive, a proc macro, too), not dev-dependencies (spdx) or the workspace's own.
+lic=$(as_root rpm -qpl --nosignature "${rpms[@]}" | grep '^/usr/share/licenses/' | sort | tr '\n' ' ')
+want="/usr/share/licenses/rdna1-mtype-dkms/COPYING /usr/share/licenses/rdna1ctl/COPYING /usr/share/licenses/rdna1ctl/LGPL-2.1-or-later.txt /usr/share/licenses/rdna1ctl/MIT.txt /usr/share/licenses/rdna1ctl/THIRD-PARTY-LICENSES /usr/share/licenses/rdna1ctl/cargo-vendor.txt "
+[ "$lic" = "$want" ] || die "the RPMs' licence files: $lic, want $want"
+mkdir -p "$w/rpm-files"
+as_root rpm2cpio "${rpms[1]}" >"$w/rdna1ctl.cpio"
+(cd "$w/rpm-files" && cpio -idm --quiet ./usr/share/licenses/rdna1ctl/THIRD-PARTY-LICENSES <"$w/rdna1ctl.cpio")
+notices "$w/rpm-files/usr/share/licenses/rdna1ctl/THIRD-PARTY-LICENSES"
+provides=$(as_root rpm -qp --provides --nosignature "${rpms[1]}")
+echo "$provides" >"$out/rpm-provides.txt"
+grep -qx "bundled(crate(xz4rust)) = $xz_version" <<<"$provides" || die "rdna1ctl does not provide bundled(crate(xz4rust)) = $xz_version ($out/rpm-provides.txt)"
+grep -q '^bundled(crate(serde_derive)) = ' <<<"$provides" || die "rdna1ctl does not provide bundled(crate(serde_derive)) ($out/rpm-provides.txt)"
+! grep -Eq '^bundled\(crate\((spdx|rdna1ctl|rdna1-mtype-shared)\)\)' <<<"$provides" ||
+	die "rdna1ctl provides a crate its build did not bundle: $(grep -E 'crate\((spdx|rdna1ctl|rdna1-mtype-shared)\)' <<<"$provides")"
 as_root rpm -qp --qf '%{DESCRIPTION}' --nosignature "${rpms[0]}" | tr '\n' ' ' | grep -q 'exact rustc that built the kernel' ||
 	die "rdna1-mtype-dkms's description does not say it needs the exact rustc of the kernel"
-log "packaging: both formats install exactly install.sh's $(grep -c . <<<"$expected") files; rpmlint: $(tail -n 1 "$out/rpmlint.log" | sed 's/; has taken.*//')"
+log "packaging: both formats install exactly install.sh's $(grep -c . <<<"$expected") files and their licences ($(grep -c '^bundled(crate(' <<<"$provides") bundled crates); rpmlint: $(tail -n 1 "$out/rpmlint.log" | sed 's/; has taken.*//')"
