@@ -183,13 +183,16 @@ as_root rpm -qp --recommends --nosignature "${rpms[1]}" | grep -qx python3 || di
 # Licences: %license files in /usr/share/licenses, the crates' notices among them; rpm's
 # bundled(crate(...)) Provides, generated from cargo-vendor.txt, for what the build compiled
 # (xz4rust; serde_derive, a proc macro, too), not dev-dependencies (spdx) or the workspace's own.
-lic=$(as_root rpm -qpl --nosignature "${rpms[@]}" | grep '^/usr/share/licenses/' | sort | tr '\n' ' ')
+# (Fedora's rpm names the directory after the package, Debian's, here, adds -VERSION.)
+lic=$(as_root rpm -qp --nosignature --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "${rpms[@]}" |
+	sed -n 's|^[^d][^ ]* \(/usr/share/licenses/\)|\1|p' |
+	sed "s|^\(/usr/share/licenses/[^/]*\)-$version/|\1/|" | sort | tr '\n' ' ')
 want="/usr/share/licenses/rdna1-mtype-dkms/COPYING /usr/share/licenses/rdna1ctl/COPYING /usr/share/licenses/rdna1ctl/LGPL-2.1-or-later.txt /usr/share/licenses/rdna1ctl/MIT.txt /usr/share/licenses/rdna1ctl/THIRD-PARTY-LICENSES /usr/share/licenses/rdna1ctl/cargo-vendor.txt "
 [ "$lic" = "$want" ] || die "the RPMs' licence files: $lic, want $want"
 mkdir -p "$w/rpm-files"
 as_root rpm2cpio "${rpms[1]}" >"$w/rdna1ctl.cpio"
-(cd "$w/rpm-files" && cpio -idm --quiet ./usr/share/licenses/rdna1ctl/THIRD-PARTY-LICENSES <"$w/rdna1ctl.cpio")
-notices "$w/rpm-files/usr/share/licenses/rdna1ctl/THIRD-PARTY-LICENSES"
+(cd "$w/rpm-files" && cpio -idm --quiet '*/THIRD-PARTY-LICENSES' <"$w/rdna1ctl.cpio")
+notices "$(find "$w/rpm-files" -name THIRD-PARTY-LICENSES)"
 provides=$(as_root rpm -qp --provides --nosignature "${rpms[1]}")
 echo "$provides" >"$out/rpm-provides.txt"
 grep -qx "bundled(crate(xz4rust)) = $xz_version" <<<"$provides" || die "rdna1ctl does not provide bundled(crate(xz4rust)) = $xz_version ($out/rpm-provides.txt)"
