@@ -17,9 +17,8 @@
 #      recommends python3, the config is %config(noreplace), %check ran the installed rdna1ctl,
 #      the licence files (the crates' notices among them) are %license, rdna1ctl provides
 #      bundled(crate(...)) for what its build compiled,
-#      and cargo left its debug info in the binary for rpm's debuginfo package (which this root
-#      can make only with elfutils' eu-strip: without it, rpmbuild is told debug_package
-#      %{nil} and the binary itself is checked).
+#      cargo left its debug info in the binary, and rpm split it into rdna1ctl-debuginfo
+#      (with rdna1-mtype-debugsource, as Fedora's per-subpackage settings make them).
 #   0. static.sh: what the packaging files promise without a build (dkms.conf, Debian's
 #      changelog date, control, postrm, the spec's scriptlets).
 # rdna1ctl's cargo builds are kept in ~/.cache/rdna1-mtype/packaging-cargo-target/KEY (env.sh,
@@ -77,8 +76,8 @@ expected=$(sed -e "s/VERSION/$version/" -e 's|^usr/share/zsh/vendor-completions/
 same_list() { # WHAT LIST: LIST (files, one per line) is install.sh's list
 	# Man pages come compressed, as every packager's tool does it (makepkg's zipman, rpm's
 	# brp-compress, Debian's dh_compress). The licence files are the package's, not install.sh's
-	# (checked apart: licences).
-	if ! diff -u <(echo "$expected") <(echo "$2" | grep -v '^usr/share/licenses/' |
+	# (checked apart: licences), and rpm links the binary's build id to it in /usr/lib/.build-id.
+	if ! diff -u <(echo "$expected") <(echo "$2" | grep -v -e '^usr/share/licenses/' -e '^usr/lib/\.build-id/' |
 		sed 's|^\(usr/share/man/.*\)\.gz$|\1|' | sort) >"$out/$1.diff"; then
 		cat "$out/$1.diff" >&2
 		die "$1 does not hold exactly tests/install/expected-files.txt (diff above)"
@@ -141,13 +140,13 @@ notices "$w/pacroot/usr/share/licenses/rdna1ctl/THIRD-PARTY-LICENSES"
 
 log "packaging: rpmbuild and rpmlint (rdna1-mtype-dkms, rdna1ctl $version)"
 format=rpm
-# Fedora's rpm makes rdna1ctl-debuginfo with find-debuginfo, which runs elfutils' eu-strip.
-nodebug=()
-if ! as_root sh -c 'command -v eu-strip' >/dev/null; then
-	log "packaging: no eu-strip in the tools root: rpmbuild without the debuginfo package (the binary's debug info is checked)"
-	nodebug=(--define "debug_package %{nil}")
-fi
-as_user rpmbuild -bb --nodeps --define "_topdir /home/rpm" "${nodebug[@]}" /home/rpm/SPECS/rdna1-mtype.spec >"$out/rpmbuild.log" 2>&1 ||
+# Fedora's rpm makes rdna1ctl-debuginfo and rdna1-mtype-debugsource with find-debuginfo
+# (debugedit, elfutils' eu-strip: both in the tools root), one debuginfo package per
+# subpackage (redhat-rpm-config's settings, given here: Debian's rpm makes one for all).
+fedora_debug=(--define "_debuginfo_subpackages 1" --define "_debugsource_packages 1")
+as_root sh -c 'command -v eu-strip && command -v find-debuginfo' >/dev/null ||
+	die "the tools root has no eu-strip or find-debuginfo (tests/sid-tools/root.sh: elfutils, debugedit)"
+as_user rpmbuild -bb --nodeps --define "_topdir /home/rpm" "${fedora_debug[@]}" /home/rpm/SPECS/rdna1-mtype.spec >"$out/rpmbuild.log" 2>&1 ||
 	{ tail -n 30 "$out/rpmbuild.log" >&2; die "rpmbuild failed ($out/rpmbuild.log)"; }
 # %check ran (a failing check fails rpmbuild): it runs the installed binary.
 grep -q '^+ .*/usr/bin/rdna1ctl --version' "$out/rpmbuild.log" || die "rpmbuild ran no %check of the installed rdna1ctl ($out/rpmbuild.log)"
@@ -162,12 +161,17 @@ for p in "noarch/rdna1-mtype-dkms-$version-1" "x86_64/rdna1ctl-$version-1"; do
 	rpms+=("/home/rpm/RPMS/$f")
 done
 debuginfo=()
-if [ ${#nodebug[@]} = 0 ]; then
-	f=$(cd "$w/rpm/RPMS" && echo "x86_64/rdna1ctl-debuginfo-$version-1".*.rpm)
-	[ -f "$w/rpm/RPMS/$f" ] || die "rpmbuild made no rdna1ctl-debuginfo package ($out/rpmbuild.log)"
-	debuginfo=("/home/rpm/RPMS/$f")
-fi
-as_user rpmlint -r /home/rpm/SPECS/rdna1-mtype.rpmlintrc /home/rpm/SPECS/rdna1-mtype.spec "${rpms[@]}" "${debuginfo[@]}" >"$out/rpmlint.log" 2>&1 ||
+for p in rdna1ctl-debuginfo rdna1-mtype-debugsource; do
+	f=$(cd "$w/rpm/RPMS" && echo "x86_64/$p-$version-1".*.rpm)
+	[ -f "$w/rpm/RPMS/$f" ] || die "rpmbuild made no $p package ($out/rpmbuild.log)"
+	debuginfo+=("/home/rpm/RPMS/$f")
+done
+# The binary's debug info is in rdna1ctl-debuginfo, by its build id.
+as_root rpm -qpl --nosignature "${debuginfo[0]}" | grep -q '^/usr/lib/debug/usr/bin/rdna1ctl-.*\.debug$' ||
+	die "rdna1ctl-debuginfo holds no /usr/lib/debug/usr/bin/rdna1ctl-*.debug"
+# rpmlint on the debuginfo package, not on the debugsource one: that is the compiled sources as
+# they are, vendored crates included (one ships CRLF line ends), with no binary by design.
+as_user rpmlint -r /home/rpm/SPECS/rdna1-mtype.rpmlintrc /home/rpm/SPECS/rdna1-mtype.spec "${rpms[@]}" "${debuginfo[0]}" >"$out/rpmlint.log" 2>&1 ||
 	{ cat "$out/rpmlint.log" >&2; die "rpmlint found errors ($out/rpmlint.log)"; }
 # Files, not directories (a package owns its own directories too).
 same_list rpm-packages "$(as_root rpm -qp --nosignature --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "${rpms[@]}" |

@@ -7,7 +7,8 @@
 # - clang-tools-21 and llvm-21 (its llvm-objcopy), LLVM's clang-offload-bundler:
 #   tests/rocm/code-objects.sh lists real
 #   bundles with it (bookworm's LLVM 19 cannot read the compressed bundles ROCm 7 writes);
-# - makepkg and pacman (Arch), rpmbuild and rpmlint (Fedora), with cargo: tests/packaging/run.sh
+# - makepkg and pacman (Arch), rpmbuild and rpmlint (Fedora; elfutils and debugedit for its
+#   debuginfo package, as Fedora makes it), with cargo: tests/packaging/run.sh
 #   builds the Arch and RPM packages as their distributions do (bookworm has none of them).
 # The tests never write into the root (in_root: a mount namespace of their own). Prints its path.
 set -euo pipefail
@@ -15,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../kernel/env.sh"
 mirror=$(sed -n 's/^deb \([^ ]*\) sid .*/\1/p' "$APT_STATE/sources.list" 2>/dev/null | head -n1)
 mirror=${mirror:-http://deb.debian.org/debian}
-packages="python3-torch clang-tools-21 llvm-21 makepkg pacman-package-manager libarchive-tools rpm rpmlint cargo rustc zstd file"
+packages="python3-torch clang-tools-21 llvm-21 makepkg pacman-package-manager libarchive-tools rpm rpmlint elfutils debugedit cargo rustc zstd file"
 key=$({
 	echo "$packages $mirror"
 	cat "$0"
