@@ -201,6 +201,11 @@ provides=$(as_root rpm -qp --provides --nosignature "${rpms[1]}")
 echo "$provides" >"$out/rpm-provides.txt"
 grep -qx "bundled(crate(xz4rust)) = $xz_version" <<<"$provides" || die "rdna1ctl does not provide bundled(crate(xz4rust)) = $xz_version ($out/rpm-provides.txt)"
 grep -q '^bundled(crate(serde_derive)) = ' <<<"$provides" || die "rdna1ctl does not provide bundled(crate(serde_derive)) ($out/rpm-provides.txt)"
+# RPM's form of a Cargo version, as cargo2rpm writes it: build metadata dropped (toml's
+# "1.2.1+spec-1.1.0" is 1.2.1), a pre-release after "~" (1.0.0-alpha.1: 1.0.0~alpha.1).
+toml_version=$(lock_version toml)
+grep -qx "bundled(crate(toml)) = ${toml_version%%+*}" <<<"$provides" ||
+	die "rdna1ctl's toml Provides is not ${toml_version%%+*} (Cargo.lock: $toml_version): $(grep 'crate(toml)' <<<"$provides")"
 ! grep -Eq '^bundled\(crate\((spdx|rdna1ctl|rdna1-mtype-shared)\)\)' <<<"$provides" ||
 	die "rdna1ctl provides a crate its build did not bundle: $(grep -E 'crate\((spdx|rdna1ctl|rdna1-mtype-shared)\)' <<<"$provides")"
 as_root rpm -qp --qf '%{DESCRIPTION}' --nosignature "${rpms[0]}" | tr '\n' ' ' | grep -q 'exact rustc that built the kernel' ||
