@@ -149,7 +149,7 @@ as_root sh -c 'command -v eu-strip && command -v find-debuginfo' >/dev/null ||
 as_user rpmbuild -bb --nodeps --define "_topdir /home/rpm" "${fedora_debug[@]}" /home/rpm/SPECS/rdna1-mtype.spec >"$out/rpmbuild.log" 2>&1 ||
 	{ tail -n 30 "$out/rpmbuild.log" >&2; die "rpmbuild failed ($out/rpmbuild.log)"; }
 # %check ran (a failing check fails rpmbuild): it runs the installed binary.
-grep -q '^+ .*/usr/bin/rdna1ctl --version' "$out/rpmbuild.log" || die "rpmbuild ran no %check of the installed rdna1ctl ($out/rpmbuild.log)"
+grep -Eq '^\++ .*/usr/bin/rdna1ctl --version$' "$out/rpmbuild.log" || die "rpmbuild ran no %check of the installed rdna1ctl ($out/rpmbuild.log)"
 # Debug info, not stripped by cargo: what find-debuginfo splits off (the packaged binary is
 # stripped by rpm).
 as_user readelf -S /srv/rpm/release/rdna1ctl | grep -q '\.debug_info' ||
