@@ -70,15 +70,24 @@ from pathlib import Path
 tree = Path(sys.argv[1])
 text = (tree / "debian/copyright").read_text()
 paras = {}
+bad_files = {}
 for p in text.split("\n\n"):
     f = re.search(r"^Files: vendor/([^/\s]+)/\*$", p, re.M)
     l = re.search(r"^License: (.+)$", p, re.M)
     if f and l:
         paras[f.group(1)] = l.group(1)
+        # DEP-5: lines under a Files paragraph's License field are that licence's text, and
+        # then its standalone paragraph goes unused (lintian: unused-license-paragraph).
+        body = re.search(r"^License: .+\n((?: .*\n?)+)", p + "\n", re.M)
+        if body:
+            bad_files.setdefault("text", f"{f.group(1)}: text under its License field ({body.group(1).strip()[:60]!r}): a Comment field holds notes")
+        # DEP-5's form of an exception: "with <word> exception".
+        if re.search(r"\bwith\s+\S+-exception\b", l.group(1)):
+            bad_files.setdefault("exception", f"{f.group(1)}: {l.group(1)!r}: an exception is written 'with NAME exception'")
 def names(e):
     e = re.sub(r"\bWITH\s+\S+", "", e.replace("/", " "), flags=re.I)
     return set(re.findall(r"[A-Za-z0-9.+-]+", e)) - {"OR", "AND", "or", "and"}
-bad = []
+bad = list(bad_files.values())
 crates = [c for c in sorted((tree / "vendor").iterdir()) if (c / "Cargo.toml").is_file()]
 for c in crates:
     want = tomllib.loads((c / "Cargo.toml").read_text())["package"].get("license", "")
