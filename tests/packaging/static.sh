@@ -85,7 +85,7 @@ for p in text.split("\n\n"):
         if re.search(r"\bwith\s+\S+-exception\b", l.group(1)):
             bad_files.setdefault("exception", f"{f.group(1)}: {l.group(1)!r}: an exception is written 'with NAME exception'")
 def names(e):
-    e = re.sub(r"\bWITH\s+\S+", "", e.replace("/", " "), flags=re.I)
+    e = re.sub(r"\bWITH\s+\S+(\s+exception\b)?", "", e.replace("/", " "), flags=re.I)
     return set(re.findall(r"[A-Za-z0-9.+-]+", e)) - {"OR", "AND", "or", "and"}
 bad = list(bad_files.values())
 crates = [c for c in sorted((tree / "vendor").iterdir()) if (c / "Cargo.toml").is_file()]
@@ -101,9 +101,15 @@ for c in crates:
 COMMON = {"Apache-2.0", "GPL-2.0-only", "GPL-2.0-or-later", "LGPL-2.1-only", "LGPL-2.1-or-later", "MPL-2.0", "CC0-1.0"}
 standalone = {}
 for p in text.split("\n\n"):
-    m = re.match(r"License: (\S+)\n((?: .*\n?)*)$", p.strip("\n") + "\n")
-    if m and not p.lstrip().startswith("Files:"):
-        standalone[m.group(1)] = m.group(2)
+    lines = p.strip("\n").splitlines()
+    # A standalone paragraph: "License: NAME", its text on the continuation lines after it.
+    if lines and re.fullmatch(r"License: \S+", lines[0]):
+        body = []
+        for l in lines[1:]:
+            if not l.startswith(" "):
+                break
+            body.append(l)
+        standalone[lines[0].split()[1]] = "\n".join(body) + "\n"
 named = set().union(*(names(v) for v in paras.values())) if paras else set()
 for lic in sorted(named):
     body = standalone.get(lic)
