@@ -25,8 +25,10 @@ COMMON = {
 
 
 def dep5(expr):
-    """An SPDX expression in DEP-5's words; "MIT/Apache-2.0" (old Cargo style) is an "or"."""
+    """An SPDX expression in DEP-5's words; "MIT/Apache-2.0" (old Cargo style) is an "or", and
+    SPDX's "WITH LLVM-exception" is DEP-5's "with LLVM exception"."""
     expr = expr.replace("/", " OR ")
+    expr = re.sub(r"\bWITH\s+(\S+)-exception\b", r"with \1 exception", expr)
     return re.sub(r"\b(OR|AND|WITH)\b", lambda m: m.group(1).lower(), " ".join(expr.split()))
 
 
@@ -42,7 +44,7 @@ def full_text(tree, lic, crates):
     licence file of a crate under it alone)."""
     ours = tree / "LICENSES" / f"{lic}.txt"
     if ours.is_file():
-        return f"The text in LICENSES/{lic}.txt:", ours.read_text()
+        return f"The text in LICENSES/{lic}.txt.", ours.read_text()
     key = re.sub(r"[^a-z0-9]", "", lic.lower())
     for crate, licence in crates:
         if lic not in ids(licence):
@@ -58,7 +60,7 @@ def full_text(tree, lic, crates):
         if not named and ids(licence) == {lic} and len(files) == 1:
             named = files
         if named:
-            return f"The text as in vendor/{crate.name}/{named[0].name}:", named[0].read_text(errors="replace")
+            return f"The text as in vendor/{crate.name}/{named[0].name}.", named[0].read_text(errors="replace")
     sys.exit(f"debian-copyright.py: no text of {lic} in LICENSES/ or in a vendored crate: add LICENSES/{lic}.txt")
 
 
@@ -89,8 +91,8 @@ def main(tree):
             f"Files: vendor/{crate.name}/*",
             f"Copyright: {authors}",
             f"License: {dep5(licence)}",
-            f" Vendored from crates.io ({package['name']} {package['version']}) by packaging/source-tree.sh;",
-            f" its own licence files are in vendor/{crate.name}/.",
+            f"Comment: Vendored from crates.io ({package['name']} {package['version']}) by",
+            f" packaging/source-tree.sh; its own licence files are in vendor/{crate.name}/.",
             "",
         ]
     for lic in sorted(named):
@@ -101,9 +103,8 @@ def main(tree):
             # Debian policy 12.5: a licence not in common-licenses is quoted whole, as the
             # binary packages carry this file but not the vendored crates' own files.
             where, text = full_text(tree, lic, crates)
-            out.append(f" {where}")
-            out.append(" .")
-            out += [f" {l}" if l.strip() else " ." for l in text.splitlines()]
+            out += [f" {l}" if l.strip() else " ." for l in text.strip("\n").splitlines()]
+            out.append(f"Comment: {where}")
         out.append("")
     sys.stdout.write("\n".join(out))
 
