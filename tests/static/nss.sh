@@ -20,7 +20,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:?usage: nss.sh STATIC-RDNA1CTL}
 [ "$(id -u)" = 0 ] || { echo "nss.sh: needs root (chroot, mounts)" >&2; exit 1; }
-static() { readelf -lW "$1" >/dev/null && ! readelf -lW "$1" | grep -q 'INTERP'; }
+static() { local h; h=$(readelf -lW "$1") && [[ $h != *INTERP* ]]; }
 static "$bin" || { echo "nss.sh: $bin is not a static binary" >&2; exit 1; }
 busybox=$(command -v busybox) || { echo "nss.sh: no busybox (setup-host.sh installs busybox-static)" >&2; exit 1; }
 static "$busybox" || { echo "nss.sh: $busybox is not static" >&2; exit 1; }
@@ -29,6 +29,8 @@ trap 'rm -rf --one-file-system "$work"' EXIT
 root=$work/root
 mkdir -p "$root"/{etc,bin,proc,dev,tmp,lib/nss}
 : >"$root/dev/null"
+# Writable by all, as /tmp is: a module loaded after rdna1ctl dropped root must leave its marker too.
+chmod 1777 "$root/tmp"
 marker=/tmp/nss-module-loaded
 cc -shared -fPIC -nostdlib -O2 -DMARKER="\"$marker\"" -o "$root/lib/nss/libnss_rdna1probe.so.2" "$here/nss-probe.c"
 # The linker warns that a static getpwnam needs glibc's shared libraries: that is the point.
