@@ -34,8 +34,8 @@ pub fn files_only() {
             // it keeps (glibc parses the line into its own list); main calls this before any
             // other thread exists, so no lookup runs meanwhile.
             let rc = unsafe { __nss_configure_lookup(db.as_ptr(), c"files".as_ptr()) };
-            // Only for a database name glibc does not know, which these are not. Said on
-            // stderr: tracing is not set up yet.
+            // Only for a database name glibc does not know (these it knows) or no memory to
+            // parse the line. Said on stderr: tracing is not set up yet.
             if rc != 0 {
                 eprintln!(
                     "rdna1ctl: warning: glibc refused to limit its {db:?} database to \
