@@ -4,8 +4,9 @@
 #   kernel  the pinned test kernel (cached in ~/.cache/rdna1-mtype), then the modules against it;
 #   bins    the static rdna1ctl and rdna1-abi-probe the VM runs;
 #   checks  four sub-lanes: cargo fmt, clippy -D warnings, cargo test; (in the sid tools
-#           root) the rustc floor, then with the static rdna1ctl the layer battery and the
-#           in-process check on a CPU PyTorch, doctor's reader on Debian's ROCm libraries;
+#           root) the rustc floor, the in-process check's own tests, then with the static
+#           rdna1ctl the layer battery and the in-process check on a CPU PyTorch, doctor's
+#           reader on Debian's ROCm libraries;
 #           the Arch and RPM packages; kernel rustfmt, the amdgpu struct copy
 #           check, checkpatch, then (with the static rdna1ctl) the field kit on fixtures, its
 #           user lookups with an NSS module named (no load), and check-kernel on Debian's
@@ -34,6 +35,9 @@
 # time there is instead of a figure tuned to one machine.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/kernel/env.sh"
+# A clone or cache kbuild cannot build in is refused now, not after the long steps.
+buildable_paths "$top" "$RDNA1_CACHE"
 out=$top/build/test
 # A run cut off (CI's kill) may leave the Debian stage's overlay and proc mounted below $out:
 # unmount them before removing the tree, which must not reach into them.
@@ -41,7 +45,6 @@ findmnt -rn -o TARGET | { grep "^$out/" || true; } | sort -r | xargs -r -n1 umou
 rm -rf --one-file-system "$out"
 logs=$out/log
 mkdir -p "$out" "$logs" "$out/slots"
-. "$top/tests/kernel/env.sh"
 t0=$(date +%s)
 deadline=$((t0 + ${RDNA1_TIME_BUDGET:-5100}))
 results=$out/results
@@ -206,6 +209,9 @@ checks_tools() {
 	if after sid-tools-root; then
 		# What kmod compiles from shared/src, with the oldest kernel's rustc (Debian 7.3.4's 1.85.1).
 		stage rustc-floor niced "$top/tests/kernel/rustc-floor.sh" || :
+		# The in-process check's own tests (its parts, whole programs with faults below torch,
+		# PyTorch's own samples and behaviours with and without it) under Debian's CPU PyTorch.
+		stage check-python niced "$top/tests/field-kit/check-python.sh" || :
 		# With the static rdna1ctl (the bins lane): the shipped battery and in-process check
 		# under a real PyTorch without a GPU (Debian's CPU build), and rdna1ctl running a real
 		# training script with them; doctor's code-object reader on Debian's real ROCm
@@ -217,7 +223,7 @@ checks_tools() {
 			not_run check-cpu rocm-code-objects
 		fi
 	else
-		not_run rustc-floor check-cpu rocm-code-objects
+		not_run rustc-floor check-python check-cpu rocm-code-objects
 	fi
 	[ -z "$lane_failed" ]
 }
@@ -234,6 +240,8 @@ checks_packages() {
 	[ -z "$lane_failed" ]
 }
 checks_source() {
+	# A clone or cache path kbuild cannot build in is refused first (tests/kernel/env.sh).
+	stage clone-paths "$top/tests/paths/unbuildable.sh" || :
 	# kmod's Rust, in the kernel's own style.
 	stage kernel-rustfmt rustfmt --edition 2021 --config-path "$KSRC/.rustfmt.toml" --check kmod/*.rs || :
 	stage bo-copy-check tests/kernel/check-bo-copy.sh || :
@@ -253,6 +261,14 @@ checks_source() {
 		stage check-kernel-debian niced "$top/tests/kernel/check-kernel-debian.sh" "$rdna1ctl" "$out/check-kernel" || :
 	else
 		not_run field-kit-fixtures static-nss check-kernel-debian
+	fi
+	# The DKMS scripts' own checks (trust, inputs, messages, make install twice): the VM needs
+	# nothing from them, so they are not on its path.
+	if after kernel && after static-binaries; then
+		stage dkms-scripts niced "$top/tests/install/dkms-scripts.sh" "$out/dkms-scripts" \
+			"$(cat "$out/kbuild-dir")" "$rdna1ctl" || :
+	else
+		not_run dkms-scripts
 	fi
 	[ -z "$lane_failed" ]
 }
@@ -372,12 +388,17 @@ lane_vm() {
 	# In its own subshell: its failure must not mark the 1cpu boot below as not run.
 	(stage vm-boot-2cpu boot 2cpu "$out/initramfs.cpio" 2 "$cases_2cpu") &
 	local pids=($!)
+	# With what the install tests made: where they failed, without it (cases 12 and 14, which
+	# need it, then fail saying so; the other cases run).
 	initramfs_installed() {
-		RDNA1_DKMS_KO=$out/install/dkms/rdna1_mtype.ko RDNA1_INSTALLED=$out/install/installed \
+		local ko=$out/install/dkms/rdna1_mtype.ko tree=$out/install/installed
+		[ -f "$ko" ] || ko=""
+		[ -d "$tree" ] || tree=""
+		RDNA1_DKMS_KO=$ko RDNA1_INSTALLED=$tree \
 			"$top/tests/vm/mkinitramfs.sh" "$kb" "$out/initramfs-installed.cpio"
 	}
 	stage install-tests "$top/tests/install/run.sh" "$out/install" "$kb" "$rdna1ctl" || :
-	stage initramfs-installed initramfs_installed || :
+	(lane_failed="" && stage initramfs-installed initramfs_installed) || :
 	holds_slot 2cpu
 	(lane_failed="" && stage vm-boot-1cpu boot 1cpu "$out/initramfs-installed.cpio" 1 "$cases_1cpu") &
 	pids+=($!)

@@ -393,7 +393,7 @@ fn all_runs_every_step_and_ranks_what_passed_and_a_bypass_must_show_itself() {
     assert_eq!(ran.len(), envs.len(), "{envs:#?}");
     let check_dir = format!(
         "PYTHONPATH={}",
-        tree().join("dist/field-kit/python").display()
+        common::share_copy().join("python").display()
     );
     for (a, got) in ran.iter().zip(&envs) {
         let mut want: Vec<String> = vec!["HSA_OVERRIDE_GFX_VERSION=10.3.0".into()];

@@ -73,8 +73,15 @@ impl Find {
         self.dir.join("bin/python3")
     }
 
-    fn standin() -> PathBuf {
-        tree().join("tests/fixtures/miopen-find/standin.py")
+    /// The stand-in, copied into the test's directory: the command runs as nobody, who may not
+    /// reach the tree (a clone in a 0700 home).
+    fn standin(&self) -> PathBuf {
+        let copy = self.dir.join("standin.py");
+        if !copy.exists() {
+            std::fs::copy(tree().join("tests/fixtures/miopen-find/standin.py"), &copy).unwrap();
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        copy
     }
 
     fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
@@ -89,7 +96,7 @@ impl Find {
     fn search(&self, args: &[&str], faulty: &str, flaky: &str, env: &[(&str, &str)]) -> Output {
         let mut a = vec!["--json", "search"];
         a.extend(args);
-        let (python, standin) = (self.python(), Find::standin());
+        let (python, standin) = (self.python(), self.standin());
         a.extend(["--", python.to_str().unwrap(), standin.to_str().unwrap()]);
         let mut e = vec![("STANDIN_FAULTY", faulty), ("STANDIN_FLAKY", flaky)];
         e.extend(env);
@@ -98,7 +105,7 @@ impl Find {
 
     /// `rdna1ctl run --env KEPT -- python3 standin.py` with the same solvers faulty.
     fn run(&self, kept: &Path, faulty: &str, flaky: &str) -> Output {
-        let (python, standin) = (self.python(), Find::standin());
+        let (python, standin) = (self.python(), self.standin());
         self.command(
             &[
                 "run",

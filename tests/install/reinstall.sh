@@ -103,10 +103,9 @@ left=$(cd "$root" && find . -mindepth 1 -not -type d)
 [ -z "$left" ] || bad "make uninstall PURGE=1 left: $left"
 
 # 4. Under sudo, for a user with no cargo (nobody): not built as root; the message says what
-# to do. A tree that user may write, so the only thing missing is cargo; a cargo on root's
-# PATH that only logs who ran it.
-tree=$work/tree
-mkdir -p "$tree"
+# to do. A tree that user may write, so the only thing missing is cargo, in a place that user
+# can reach (scratch_dir); a cargo on root's PATH that only logs who ran it.
+scratch_dir tree
 cp "$top/install.sh" "$top/Cargo.toml" "$tree/"
 chown -R nobody "$tree"
 printf '#!/bin/sh\nid -u >>"%s"\nexit 1\n' "$work/cargo-ran-as" >"$work/bin/cargo"

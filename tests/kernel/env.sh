@@ -24,6 +24,22 @@ DEBIAN_OLD_KVER_VERSION=6.12.117-1
 # clang-built kernel (init/Kconfig: RUST depends on !KASAN || CC_IS_CLANG).
 KMAKE_LLVM=(LLVM="-$LLVM_VERSION" CC="ccache clang-$LLVM_VERSION")
 
+# buildable_paths DIR...: refuses (exits 2) where DIR holds white space or ':', which kbuild
+# cannot build in (make splits words at white space, and ':' separates a rule's target from its
+# prerequisites): the kernel and module builds would fail halfway, after the long steps. make
+# test, demo, bench and soak call it first, with the clone and the cache.
+buildable_paths() {
+	local d
+	for d in "$@"; do
+		case $d in
+		*[[:space:]:]*)
+			echo "rdna1-mtype: '$d' holds white space or ':', which kbuild (make) cannot build in: clone into a path without them, or set RDNA1_CACHE to one" >&2
+			exit 2
+			;;
+		esac
+	done
+}
+
 # The .deb packages from other suites are fetched here with a private apt state.
 APT_STATE=$RDNA1_CACHE/apt
 DEB_DIR=$RDNA1_CACHE/debs

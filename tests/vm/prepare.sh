@@ -8,8 +8,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=$1
 flavour=${2:-base}
-mkdir -p "$out"
 . "$top/tests/kernel/env.sh"
+buildable_paths "$top" "$RDNA1_CACHE"
+mkdir -p "$out"
 
 # RDNA1_KBUILD_DIR: use an already built tree as it is (e.g. to rerun a benchmark on it).
 if [ -n "${RDNA1_KBUILD_DIR:-}" ]; then

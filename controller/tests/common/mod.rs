@@ -22,6 +22,40 @@ pub fn text(b: &[u8]) -> String {
 /// the tree, and the stand-ins' kmsg and KFD process list in that root. As root the command runs
 /// as nobody (SUDO_UID 65534, whose home /nonexistent does not exist); otherwise as the test's
 /// own user with HOME in `dir/home`.
+/// The tree's dist/field-kit, copied once per test process into a world-readable directory of
+/// its own under the temporary directory: the command may run as nobody, who cannot reach a
+/// tree in a 0700 home.
+#[allow(dead_code)]
+pub fn share_copy() -> std::path::PathBuf {
+    static SHARE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    SHARE
+        .get_or_init(|| {
+            let share = std::env::temp_dir().join(format!("rdna1ctl-share-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&share);
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/field-kit");
+            let ok = Command::new("cp")
+                .arg("-R")
+                .arg(&src)
+                .arg(&share)
+                .status()
+                .expect("run cp");
+            assert!(
+                ok.success(),
+                "copy {} to {}",
+                src.display(),
+                share.display()
+            );
+            let ok = Command::new("chmod")
+                .args(["-R", "a+rX"])
+                .arg(&share)
+                .status()
+                .expect("run chmod");
+            assert!(ok.success());
+            share
+        })
+        .clone()
+}
+
 #[allow(dead_code)]
 pub fn fixture_command(bin: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut c = Command::new(bin);
@@ -37,10 +71,7 @@ pub fn fixture_command(bin: &str, dir: &Path, args: &[&str], env: &[(&str, &str)
         .env_remove("PYTHONPATH")
         .env_remove("VIRTUAL_ENV")
         .env_remove("CONDA_PREFIX")
-        .env(
-            "RDNA1CTL_SHARE",
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/field-kit"),
-        )
+        .env("RDNA1CTL_SHARE", share_copy())
         .env("STANDIN_KMSG", dir.join("root/dev/kmsg"))
         .env("STANDIN_KFD", dir.join("root/sys/class/kfd/kfd/proc"));
     if nix::unistd::geteuid().is_root() {

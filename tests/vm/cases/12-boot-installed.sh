@@ -15,7 +15,7 @@ if [ -d "$I" ]; then
 	cfg=$I/etc/rdna1-mtype/config.toml
 	unit=$I/usr/lib/systemd/system/rdna1-mtype.service
 else
-	[ "${RDNA1_STRICT:-0}" != 1 ] || fail "make test boots with the staged install, but $I is missing"
+	[ "${RDNA1_STRICT:-0}" != 1 ] || fail "make test boots with the staged install, but $I is missing: the install-tests stage did not make it (build/test/log/install-tests.log says why)"
 	echo "boot: with the repository's files (this image has no staged install)"
 	conf=/opt/rdna1/dist/modprobe.d/rdna1-mtype.conf
 	cfg=/opt/rdna1/dist/config/config.toml

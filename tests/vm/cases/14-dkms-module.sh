@@ -3,7 +3,7 @@
 # must-pass
 ko=/opt/rdna1/dkms/rdna1_mtype.ko
 if [ ! -f "$ko" ]; then
-	echo "no DKMS-built module in this image (make test builds one; tests/vm/run-cases.sh does not)"
+	echo "no DKMS-built module in this image: make test's install-tests stage builds it (where it failed, build/test/log/install-tests.log says why); tests/vm/run-cases.sh does not"
 	exit 4
 fi
 mtype_down
