@@ -54,7 +54,10 @@ files() {
 	# The workload `rdna1ctl report` and `search` run by default, and the in-process check their
 	# Python commands load (rdna1ctl looks in PREFIX/share/rdna1-mtype/).
 	echo "dist/field-kit/battery.py $PREFIX/share/rdna1-mtype/battery.py 755"
-	for f in sitecustomize.py rdna1_check.py; do
+	echo "dist/field-kit/python/sitecustomize.py $PREFIX/share/rdna1-mtype/python/sitecustomize.py 644"
+	# The check's package: every module in it.
+	for f in "$top"/dist/field-kit/python/rdna1_check/*.py; do
+		f=rdna1_check/$(basename "$f")
 		echo "dist/field-kit/python/$f $PREFIX/share/rdna1-mtype/python/$f 644"
 	done
 	for d in README.md docs/INSTALL.md docs/CLI.md docs/DESIGN.md docs/ABI.md; do

@@ -342,6 +342,15 @@ pub struct SearchArgs {
     pub workload: WorkloadArgs,
 }
 
+/// When `run --check-exit` makes the check's verdict the exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckExit {
+    /// Wrong numbers, a program on the CPU, a bypass not in effect.
+    Wrong,
+    /// Those, and any op or compiled graph the check could not check.
+    Unchecked,
+}
+
 /// Options of `rdna1ctl run`.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
@@ -351,11 +360,17 @@ pub struct RunArgs {
     /// Run the command as NAME (or a numeric uid), as root without SUDO_UID. Never root.
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
-    /// Check, inside the command's Python processes, every distinct convolution and batch norm
-    /// against float64 on the CPU (once each: seconds at each new layer), and say afterwards
-    /// whether they ran on the GPU and were right.
+    /// Check, inside the command's Python processes, every distinct GPU op (each once, in the
+    /// first steps: seconds at each new op; then the program runs without the check) and each
+    /// graph torch.compile made, against float64 on the CPU, and say afterwards whether they
+    /// ran on the GPU and were right, and which could not be checked.
     #[arg(long)]
     pub check: bool,
+    /// With --check, exit 3 (after a command that exited 0) when the check found `wrong`
+    /// numbers (or a program on the CPU, or a bypass not in effect), or also when an op or
+    /// graph could not be checked (`unchecked`): for scripts. Implies --check.
+    #[arg(long, value_name = "WHEN", value_enum)]
+    pub check_exit: Option<CheckExit>,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,

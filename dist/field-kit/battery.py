@@ -111,46 +111,59 @@ def known_reason(error, arch):
     return None
 
 
+LAYER_FAMILIES = ("convolution", "batch/instance norm")
+# The results a layer's case is judged by; a batch norm's saved statistics and running
+# averages are judged too where they come.
+DIRECTIONS = ("forward", "input gradient", "weight gradient", "bias gradient")
+
+
 def judge_case(records, want_input_grad, has_bias, dev_type):
-    """A case's verdict from the check's records of its layer(s)."""
-    layers = {r["id"]: dict(r, results=[], backend=None, family=None, errors=[])
-              for r in records if r.get("event") == "layer"}
+    """A case's verdict from the check's records of its layer: its forward op (convolution,
+    cudnn_batch_norm, ...) and its backward op (convolution_backward, ...), each with its
+    results against float64."""
+    ops = {r["id"]: dict(r, results=[], errors=[], unchecked=None)
+           for r in records if r.get("event") == "op" and r.get("family") in LAYER_FAMILIES}
     for r in records:
-        lay = layers.get(r.get("id"))
-        if lay is None:
+        op = ops.get(r.get("id"))
+        if op is None:
             continue
         if r["event"] == "result":
-            lay["results"].append(r)
-        elif r["event"] == "backend":
-            lay["backend"], lay["family"] = r["backend"], r["family"]
+            op["results"].append(r)
         elif r["event"] == "check_error":
-            lay["errors"].append(r["error"])
+            op["errors"].append(r["error"])
+        elif r["event"] == "unchecked":
+            op["unchecked"] = r["why"]
     out = {"directions": {}, "backend": None, "device": None, "problems": []}
-    if not layers:
+    if not ops:
         out["problems"].append("the check saw no call of this layer")
         return out
-    lay = next(iter(layers.values()))
-    out["backend"] = lay["family"]
-    out["backend_detail"] = lay["backend"]
-    out["device"] = f"{lay['device']} {lay['device_name']}".strip()
-    for r in lay["results"]:
-        out["directions"][r["direction"]] = {
-            "rms_rel": r["rms_rel"], "max_rel": r["max_rel"], "ok": r["ok"],
-            "tolerance_rms": r["tolerance_rms"], "tolerance_max": r["tolerance_max"],
-            "math": r["math"], **({"note": r["note"]} if "note" in r else {})}
-        if not r["ok"]:
-            out["problems"].append(
-                f"{r['direction']} off by {r['max_rel']} of its largest value "
-                f"(RMS {r['rms_rel']}; tolerance {r['tolerance_max']}, RMS {r['tolerance_rms']})")
+    forward = next((o for o in ops.values() if "backward" not in o["op"]),
+                   next(iter(ops.values())))
+    out["backend"] = forward.get("backend_family")
+    out["backend_detail"] = forward.get("backend")
+    out["device"] = f"{forward['device']} {forward['device_name']}".strip()
+    for op in ops.values():
+        for r in op["results"]:
+            d = r["direction"]
+            out["directions"][d] = {
+                "rms_rel": r["rms_rel"], "max_rel": r["max_rel"], "ok": r["ok"],
+                "tolerance_rms": r["tolerance_rms"], "tolerance_max": r["tolerance_max"],
+                "math": r["math"], "op": op["op"], **({"note": r["note"]} if "note" in r else {})}
+            if not r["ok"]:
+                out["problems"].append(
+                    f"{d} off by {r['max_rel']} of its largest value (RMS {r['rms_rel']}; "
+                    f"allowed {r['tolerance_max']}, RMS {r['tolerance_rms']})")
+        if op["unchecked"]:
+            out["problems"].append(f"{op['op']} not checked: {op['unchecked']}")
+        out["problems"].extend(f"the check failed: {e}" for e in op["errors"])
     want = ["forward", "weight gradient"] + (["input gradient"] if want_input_grad else [])
     if has_bias:
         want.append("bias gradient")
     for d in want:
         if d not in out["directions"]:
             out["problems"].append(f"{d} not checked")
-    out["problems"].extend(f"the check failed: {e}" for e in lay["errors"])
-    if lay["device"].split(":")[0] != dev_type:
-        out["problems"].append(f"ran on {lay['device']}, not the GPU")
+    if forward["device"].split(":")[0] != dev_type:
+        out["problems"].append(f"ran on {forward['device']}, not the GPU")
     return out
 
 
@@ -159,23 +172,23 @@ def main():
     t_start = time.monotonic()
     result = {"ok": False, "stage": "import", "on_gpu": False, "cases": [],
               "tolerances": {k: {"rms_rel": v[0], "max_rel": v[1]}
-                             for k, v in rdna1_check.TOLERANCES.items()}}
+                             for k, v in rdna1_check.TOLERANCES.items()},
+              "tolerance_rule": "at most 10 times the CPU's own error in the same types, "
+                                "at least these floors"}
     try:
         inject = rdna1_check.parse_inject(args.wrong)
-        checker = rdna1_check.active()
-        if checker is None:
-            checker = rdna1_check.install(numerics=True, self_test_cpu=args.self_test_on_cpu,
-                                          inject=inject,
-                                          directory=os.environ.get("RDNA1_CHECK_DIR") or None)
-        else:
-            # rdna1ctl loaded it (sitecustomize): the same checker, numerics on.
-            checker.numerics = True
-            checker.self_test_cpu = checker.self_test_cpu or args.self_test_on_cpu
-            checker.inject = checker.inject or inject
+        check = rdna1_check.active()
+        if check is None:
+            check = rdna1_check.install(rdna1_check.config.Settings(
+                directory=os.environ.get("RDNA1_CHECK_DIR") or None))
+        # Loaded by rdna1ctl (sitecustomize) or here: numerics on, every case's ops looked
+        # at (a case is one call of its layer).
+        check.ask(numerics=True, self_test_cpu=args.self_test_on_cpu, inject=inject,
+                  steps_without_new=10 ** 9, max_steps=10 ** 9, calls_without_new=10 ** 9,
+                  budget_s=10 ** 9)
         import torch
 
-        if checker.torch is None:  # imported before install: install saw it
-            checker.on_torch(torch)
+        check.on_torch(torch)
         result.update(torch=torch.__version__, hip=getattr(torch.version, "hip", None),
                       cuda=getattr(torch.version, "cuda", None))
         result["stage"] = "device"
@@ -198,7 +211,7 @@ def main():
         result["tf32"] = bool(getattr(torch.version, "cuda", None)
                               and torch.backends.cudnn.allow_tf32)
         result["stage"] = "cases"
-        run_cases(torch, args, checker, dev, arch, result, t_start)
+        run_cases(torch, args, check, dev, arch, result, t_start)
         result["stage"] = "speed"
         result["speed"] = speed(torch, dev, args)
         result["stage"] = "done"
@@ -238,6 +251,7 @@ def run_cases(torch, args, checker, dev, arch, result, t_start):
                     shape = (2 if shape[0] <= 8 else 4,) + tuple(shape[1:])
                 checker.sink.write({"event": "case", "name": name, "dtype": dname,
                                     "layout": layout})
+                checker.forget()
                 mark = len(checker.sink.records)
                 t0 = time.monotonic()
                 try:

@@ -1,6 +1,6 @@
 """Sums up the in-process check's records (RDNA1_CHECK_DIR directories) for the measurements:
-per directory, the processes, the distinct layers by op, device and backend, every failed
-result, and the largest errors per direction and arithmetic. Test tooling: rdna1ctl's own
+per directory, the processes, the distinct ops by family, op, device and backend, every failed
+result, every op not checked, and the largest errors per family, direction and arithmetic. Test tooling: rdna1ctl's own
 reading is controller/src/runner/check.rs."""
 import json
 import os
@@ -14,28 +14,34 @@ def one(d):
         if f.endswith(".jsonl"):
             with open(os.path.join(d, f)) as fh:
                 recs += [json.loads(line) for line in fh if line.strip()]
-    layers = {(r["pid"], r["id"]): r for r in recs if r["event"] == "layer"}
-    backends = {(r["pid"], r["id"]): r.get("family") for r in recs if r["event"] == "backend"}
-    details = {(r["pid"], r["id"]): r.get("backend") for r in recs if r["event"] == "backend"}
+    layers = {(r["pid"], r["id"]): r for r in recs if r["event"] == "op"}
+    backends = {k: r.get("backend_family") for k, r in layers.items()}
+    details = {k: r.get("backend") for k, r in layers.items()}
     worst = defaultdict(lambda: [0.0, 0.0])
     failed = []
     for r in recs:
         if r["event"] != "result":
             continue
         lay = layers.get((r["pid"], r["id"]), {})
-        key = f"{r['direction']} {r['math']}"
+        key = f"{lay.get('family')} {r['direction']} {r['math']}"
         for i, m in enumerate(("rms_rel", "max_rel")):
             v = r[m] if isinstance(r[m], (int, float)) else float("inf")
             worst[key][i] = max(worst[key][i], v)
         if not r["ok"]:
-            failed.append(f"{lay.get('kind')} ({lay.get('dtype')}, autocast {lay.get('autocast')}): "
+            failed.append(f"{lay.get('kind')} [{lay.get('op')}] ({lay.get('dtype')}): "
                           f"{r['direction']} max {r['max_rel']} rms {r['rms_rel']}")
     return {
         "processes": sum(r["event"] == "start" for r in recs),
         "torch": [r.get("torch") for r in recs if r["event"] == "torch"][:1],
-        "layers": len(layers),
-        "by_op_device_backend": Counter(
-            f"{l['op']} {l['device'].split(':')[0]} {backends.get(k)}" for k, l in layers.items()),
+        "ops": len(layers),
+        "by_family_op_device_backend": Counter(
+            f"{l['family']} {l['op']} {l['device'].split(':')[0]} {backends.get(k)}"
+            for k, l in layers.items()),
+        "unchecked": sorted({f"{layers.get((r['pid'], r['id']), {}).get('op')}: {r['why']}"
+                             for r in recs if r["event"] == "unchecked"})[:40],
+        "graphs": [r for r in recs if r["event"] in ("graph", "graph_unchecked")][:20],
+        "graphs_wrong": [r for r in recs if r["event"] == "graph_result" and not r["ok"]][:20],
+        "stepped_aside": [r for r in recs if r["event"] == "stepped_aside"],
         "backend_names": Counter(v for v in details.values()),
         "results": sum(r["event"] == "result" for r in recs),
         "failed": failed,

@@ -3,7 +3,10 @@
 # in $RDNA1_CACHE/sid-tools/KEY (KEY: the packages, the mirror and this script):
 # - python3-torch, Debian's CPU-only PyTorch: tests/field-kit/check-cpu.sh runs the shipped
 #   battery and in-process check with it (PyPI's Linux torch wheel is the CUDA build, 900 MB
-#   plus CUDA's, and PyTorch's CPU wheel index is not reachable from here);
+#   plus CUDA's, and PyTorch's CPU wheel index is not reachable from here); with
+#   python3-torchvision (ResNet-18 through TorchScript), g++ and libtorch-dev (the compiler
+#   and headers torch.compile's Inductor builds its CPU kernels with) for
+#   tests/field-kit/check-python.sh;
 # - clang-tools-21 and llvm-21 (its llvm-objcopy), LLVM's clang-offload-bundler:
 #   tests/rocm/code-objects.sh lists real
 #   bundles with it (bookworm's LLVM 19 cannot read the compressed bundles ROCm 7 writes);
@@ -16,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../kernel/env.sh"
 mirror=$(sed -n 's/^deb \([^ ]*\) sid .*/\1/p' "$APT_STATE/sources.list" 2>/dev/null | head -n1)
 mirror=${mirror:-http://deb.debian.org/debian}
-packages="python3-torch clang-tools-21 llvm-21 makepkg pacman-package-manager libarchive-tools rpm rpmlint elfutils debugedit cargo rustc zstd file"
+packages="python3-torch python3-torchvision g++ libtorch-dev clang-tools-21 llvm-21 makepkg pacman-package-manager libarchive-tools rpm rpmlint elfutils debugedit cargo rustc zstd file"
 key=$({
 	echo "$packages $mirror"
 	cat "$0"

@@ -65,7 +65,7 @@ Read by \fBdoctor\fR when \fI/etc/passwd\fR has no home for the user: where \fI~
 Set by \fBsearch\fR for one run each (one change per run: a private MIOpen cache, a find mode, a solver family off, MIOpen bypassed), and by \fBrun\fR from a kept file. \fBdoctor\fR reads the first two: where the user's MIOpen caches are.
 .TP
 \fBPYTHONPATH\fR, \fBRDNA1_CHECK_DIR\fR, \fBRDNA1_CHECK\fR
-Set by \fBreport\fR, \fBsearch\fR and \fBrun\fR for the command: rdna1ctl's python directory first on the path (its sitecustomize.py loads the in\-process check, then the one it shadows), where the check writes its records, and \fBnumerics\fR to check every distinct convolution and batch norm against float64.
+Set by \fBreport\fR, \fBsearch\fR and \fBrun\fR for the command: rdna1ctl's python directory first on the path (its sitecustomize.py loads the in\-process check, then the one it shadows), where the check writes its records, and \fBnumerics\fR to check every distinct GPU op and compiled graph against float64.
 .TP
 \fBVIRTUAL_ENV\fR, \fBCONDA_PREFIX\fR
 When the environment's \fIbin\fR is not on \fBPATH\fR (sudo's secure_path), \fBreport\fR, \fBsearch\fR and \fBrun\fR put it first on the command's \fBPATH\fR and run its \fBpython3\fR.

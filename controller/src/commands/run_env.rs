@@ -2,7 +2,8 @@
 //! wrote (runner/keep.rs): its variables, the MIOpen cache it names made as the user, MIOpen
 //! bypassed if it says so (proven after the run: the in-process check saw it), the module's
 //! mode for the command's run (root only; the policy is put back afterwards, also on Ctrl-C),
-//! and with `--check` every distinct convolution and batch norm checked against float64.
+//! and with `--check` every distinct GPU op and compiled graph checked against float64
+//! (`--check-exit`: its verdict the exit status).
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -17,7 +18,7 @@ use nix::unistd::Pid;
 
 use anyhow::{Context, Result};
 
-use crate::cli::RunArgs;
+use crate::cli::{CheckExit, RunArgs};
 use crate::exit::{coded, Code};
 use crate::module::{control, params};
 use crate::runner::changes::{Changes, CheckSetup, Prepared};
@@ -67,7 +68,8 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     };
     let exe = std::env::current_exe().context("finding rdna1ctl's own binary")?;
     let bypass = kept.miopen_bypassed || !kept.bypass_kinds.is_empty();
-    let check = if bypass || args.check {
+    let numerics = args.check || args.check_exit.is_some();
+    let check = if bypass || numerics {
         let python_dir = script::python_dir(&exe).ok_or_else(|| {
             coded(
                 Code::Error,
@@ -84,7 +86,7 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
         })?;
         Some(CheckSetup {
             python_dir,
-            numerics: args.check,
+            numerics,
         })
     } else {
         None
@@ -156,10 +158,24 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     drop(signals);
     restored.context("putting the policy back")?;
     let status = status?;
+    let mut check_failed = false;
     if check.is_some() {
         let c = check::summarize(&records);
-        match c.failure(&check::Bypass::of(&arm)) {
-            Some(f) => eprintln!("rdna1ctl run: {f}"),
+        let failure = c.failure(&check::Bypass::of(&arm));
+        let unchecked = if numerics { c.unchecked() } else { Vec::new() };
+        check_failed = match args.check_exit {
+            None => false,
+            Some(CheckExit::Wrong) => failure.is_some(),
+            Some(CheckExit::Unchecked) => failure.is_some() || !unchecked.is_empty(),
+        };
+        match failure {
+            Some(f) => {
+                eprintln!("rdna1ctl run: {f}");
+                // What else it saw (the ops right and unchecked), where that is more.
+                if !c.verdict.contains(&f) && !f.contains(&c.verdict) {
+                    eprintln!("rdna1ctl run: {}", c.verdict);
+                }
+            }
             None if bypass => {
                 let only = if kept.bypass_kinds.is_empty() {
                     String::new()
@@ -178,6 +194,18 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
         (None, Some(s)) => 128 + s,
         _ => 1,
     };
+    // --check-exit: a command that succeeded with a check that did not exits 3 (Problems).
+    if code == 0 && check_failed {
+        eprintln!(
+            "rdna1ctl run: exit {} (--check-exit {}): the command exited 0, the check did not pass",
+            Code::Problems as i32,
+            match args.check_exit {
+                Some(CheckExit::Unchecked) => "unchecked",
+                _ => "wrong",
+            }
+        );
+        std::process::exit(Code::Problems as i32)
+    }
     // The command's own exit code, which no `Code` names: everything is put back by now.
     std::process::exit(code)
 }

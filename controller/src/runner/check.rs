@@ -1,8 +1,9 @@
-//! The in-process check's records (dist/field-kit/python/rdna1_check.py), read back after a run:
-//! which Python processes loaded it, the torch they imported, every distinct convolution and
-//! batch norm with its device, backend and errors against float64, and what a run's verdict
-//! takes from them: wrong numbers, a network that ran on the CPU, a MIOpen bypass that was
-//! not in effect, or a Python without a ROCm PyTorch.
+//! The in-process check's records (dist/field-kit/python/rdna1_check/), read back after a run:
+//! which Python processes loaded it, the torch they imported, every distinct op of the
+//! dispatcher with its family, device, backend and errors against float64 (or why it was not
+//! checked), the compiled graphs checked at their first call, and what a run's verdict takes
+//! from them: wrong numbers, ops not checked, a program that ran on the CPU, a MIOpen bypass
+//! that was not in effect, or a Python without a ROCm PyTorch.
 //!
 //! The records are the command's (its user writes them): they are read without following
 //! links, regular files only, each and in all bounded; a line that is not a record is skipped.
@@ -20,63 +21,107 @@ use serde_json::Value;
 const FILE_MAX: u64 = 4 << 20;
 const FILES_MAX: usize = 256;
 const TOTAL_MAX: u64 = 16 << 20;
-/// Layers kept in a run's document (the verdict counts them all).
-const LAYERS_KEPT: usize = 200;
+/// Ops kept in a run's document (the verdict counts them all).
+const OPS_KEPT: usize = 200;
 
-/// One direction of one layer checked against float64.
+/// One result of one op checked against float64.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct DirectionJson {
-    /// `forward`, `input gradient`, `weight gradient` or `bias gradient`.
+pub struct ResultJson {
+    /// `forward`, `input gradient`, `weight gradient`, `bias gradient`, `updated exp avg 0`,
+    /// ...: which result of the op.
     pub direction: String,
-    /// The arithmetic the tolerance is for: float32, tf32, float16 or bfloat16.
+    /// The arithmetic it was judged for: float32, tf32, float16, bfloat16, exact.
     pub math: String,
     /// RMS of the difference over the largest magnitude (MIOpen's rms_range); null: not finite.
     pub rms_rel: Option<f64>,
-    /// Largest difference over the largest reference magnitude; null: not finite.
+    /// Largest difference over the largest magnitude; null: not finite.
     pub max_rel: Option<f64>,
+    /// The same measures of the same op on the CPU in the GPU's own types (the rounding an
+    /// honest implementation makes with these inputs); null where the CPU has no kernel for
+    /// those types.
+    pub lowp_rms_rel: Option<f64>,
+    pub lowp_max_rel: Option<f64>,
+    /// The bounds applied: ten times the CPU's own error, at least a floor per arithmetic.
     pub tolerance_rms: f64,
     pub tolerance_max: f64,
     pub ok: bool,
-    /// Where the checked value came from when not the program's own call (a re-run on a
-    /// slice), or which part of it (a batch norm's channels).
+    /// Where the checked value came from when not the whole of the program's own call (a
+    /// slice, a re-run on a slice).
     pub note: Option<String>,
 }
 
-/// One distinct convolution or batch-norm call.
+/// One distinct op of the program (op, shapes, types, layout, device: each once).
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct LayerJson {
-    /// The layer in words: `Conv2d 3x3 stride 2`, `BatchNorm2d training`.
+pub struct OpJson {
+    /// The op in words: `Conv2d 3x3 stride 2`, `BatchNorm2d training`, `mm 2048x512, 512x512`.
     pub kind: String,
-    /// torch.nn.functional's name: conv2d, conv_transpose2d, batch_norm, ...
+    /// The dispatcher's name: convolution, convolution_backward, cudnn_batch_norm, mm, ...
     pub op: String,
-    pub input: Vec<u64>,
+    /// convolution, batch/instance norm, layer norm, group norm, GEMM, attention, softmax,
+    /// embedding, loss, reduction, elementwise, optimizer update, data movement, random, view,
+    /// allocation, custom op, other.
+    pub family: String,
+    /// The shapes of its first tensors.
+    pub inputs: Vec<Vec<u64>>,
     pub dtype: String,
-    /// Autocast's type when it was on, e.g. float16.
-    pub autocast: Option<String>,
     /// contiguous, channels_last or strided.
     pub layout: String,
     /// `cuda:0` (ROCm too), `cpu`.
     pub device: String,
     pub device_name: String,
-    /// MIOpen, cuDNN, PyTorch (its own GPU kernels) or PyTorch (CPU); null if unknown.
+    /// MIOpen, cuDNN, PyTorch (its own GPU kernels), PyTorch (CPU), rocBLAS, hipBLASLt, ...;
+    /// null where not told apart.
     pub backend: Option<String>,
-    /// PyTorch's own name for it (ConvBackend, or the batch norm's autograd node).
+    /// PyTorch's own name for it (ConvBackend, the batch norm's op, the attention kernel).
     pub backend_detail: Option<String>,
-    /// Whether its numbers were checked (on the GPU, with the numerics on).
+    /// Whether its numbers were to be checked (a computing op on the GPU, the numerics on).
     pub checked: bool,
-    pub results: Vec<DirectionJson>,
-    /// Whether the call had an autograd node: its gradients were to be checked at backward.
-    pub backward: bool,
-    /// Why a direction was not judged (an overflow in the type, a loss scaler's step).
+    pub results: Vec<ResultJson>,
+    /// Why its numbers were not checked (no CPU reference, ran on the CPU, the check's time
+    /// spent, too large): it is never counted as right.
+    pub unchecked: Option<String>,
+    /// Random numbers (dropout's mask aside): nothing to compare them with.
+    pub random: bool,
+    /// Why a call could not be judged and the next one was checked instead.
     pub skipped: Vec<String>,
-    /// The check's own failure on this layer, if it failed.
+    /// The check's own failure on this op, if it failed.
     pub error: Option<String>,
     /// The process that made the call.
     pub pid: u32,
-    /// Whether its call returned (its backend was recorded after it); not in the JSON.
+    /// Whether it computes anything (views and allocations do not); not in the JSON.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub computes: bool,
+    /// Whether its call returned; not in the JSON.
     #[serde(skip)]
     #[schemars(skip)]
     pub returned: bool,
+}
+
+/// The ops of one family on the GPU.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct FamilyJson {
+    pub family: String,
+    /// Distinct ops of it that ran on the GPU.
+    pub ops: u32,
+    /// Of those, checked and right against float64.
+    pub right: u32,
+    pub wrong: u32,
+    /// Not checked (no CPU reference, the check's time spent, ...).
+    pub unchecked: u32,
+    /// The backends that ran them.
+    pub backends: Vec<String>,
+}
+
+/// When the check stepped aside (after the first steps: the program then ran without it).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SteppedAsideJson {
+    /// Optimizer steps it looked at.
+    pub steps: u32,
+    /// Distinct ops it had seen.
+    pub ops: u32,
+    /// Seconds its CPU references took.
+    pub reference_seconds: f64,
 }
 
 /// What the check saw in one run (a run's `check`).
@@ -93,19 +138,45 @@ pub struct CheckJson {
     /// Whether the processes were asked to check numbers and to bypass MIOpen.
     pub numerics: bool,
     pub bypass: bool,
-    /// Distinct calls seen (all of them; `layers` keeps 200, those with a wrong result first).
-    pub layer_count: u32,
-    pub layers: Vec<LayerJson>,
-    /// Every layer, which the verdict and `failure` read.
+    /// Whether a process that imported torch used the GPU at all (as it exited); null: no
+    /// process said (it did not exit normally).
+    pub gpu_used: Option<bool>,
+    /// A test's run in which the CPU stood for the GPU (RDNA1_CHECK_SELF_TEST_CPU=1).
+    pub self_test: bool,
+    /// Distinct ops seen (all of them; `ops` keeps 200: wrong first, then unchecked).
+    pub op_count: u32,
+    pub ops: Vec<OpJson>,
+    /// The GPU's ops by family, in the order first seen.
+    pub families: Vec<FamilyJson>,
+    /// Compiled graphs (torch.compile) checked at their first call.
+    pub graphs: Vec<GraphJson>,
+    /// When the check stepped aside in each process that did.
+    pub stepped_aside: Vec<SteppedAsideJson>,
+    /// Every op and graph in all processes, which the verdict and `failure` read.
     #[serde(skip)]
     #[schemars(skip)]
-    all: Vec<LayerJson>,
-    /// A layer whose checks never came: where a process stopped (died) in it.
+    all: Vec<OpJson>,
+    /// An op whose check never came: where a process stopped (died) in it.
     pub unfinished: Option<String>,
     /// The check's own failures (it never stops the program).
     pub errors: Vec<String>,
     /// In one sentence.
     pub verdict: String,
+}
+
+/// One compiled graph checked at its first call against the same graph run eagerly on the CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct GraphJson {
+    /// `forward` or `backward` graph, and its number in the process.
+    pub graph: String,
+    /// The kernels it runs (Triton's, or the extern ones it calls), as Inductor names them.
+    pub kernels: Vec<String>,
+    /// The ops the graph is made of (aten), each once.
+    pub ops: Vec<String>,
+    pub results: Vec<ResultJson>,
+    /// Why it was not checked, where it was not.
+    pub unchecked: Option<String>,
+    pub pid: u32,
 }
 
 /// What a run asked of MIOpen's bypass, which its records must then show.
@@ -186,14 +257,63 @@ fn f(v: &Value, k: &str) -> Option<f64> {
     v.get(k).and_then(Value::as_f64)
 }
 
+fn result_of(r: &Value) -> ResultJson {
+    ResultJson {
+        direction: s(r, "direction").unwrap_or_default(),
+        math: s(r, "math").unwrap_or_default(),
+        rms_rel: f(r, "rms_rel"),
+        max_rel: f(r, "max_rel"),
+        lowp_rms_rel: f(r, "lowp_rms_rel"),
+        lowp_max_rel: f(r, "lowp_max_rel"),
+        tolerance_rms: f(r, "tolerance_rms").unwrap_or(0.0),
+        tolerance_max: f(r, "tolerance_max").unwrap_or(0.0),
+        ok: r.get("ok").and_then(Value::as_bool) == Some(true),
+        note: s(r, "note"),
+    }
+}
+
+fn op_of(r: &Value, pid: u64) -> OpJson {
+    let inputs = r
+        .get("inputs")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_array)
+                .map(|d| d.iter().filter_map(Value::as_u64).collect())
+                .collect()
+        })
+        .unwrap_or_default();
+    let device = s(r, "device").unwrap_or_default();
+    OpJson {
+        kind: s(r, "kind").unwrap_or_else(|| "?".into()),
+        op: s(r, "op").unwrap_or_default(),
+        family: s(r, "family").unwrap_or_else(|| "other".into()),
+        inputs,
+        dtype: s(r, "dtype").unwrap_or_default(),
+        layout: s(r, "layout").unwrap_or_default(),
+        device_name: s(r, "device_name").unwrap_or_default(),
+        backend: s(r, "backend_family"),
+        backend_detail: s(r, "backend"),
+        checked: r.get("checked").and_then(Value::as_bool) == Some(true),
+        results: Vec::new(),
+        unchecked: s(r, "why"),
+        random: r.get("random").and_then(Value::as_bool) == Some(true),
+        skipped: Vec::new(),
+        error: None,
+        pid: pid as u32,
+        computes: r.get("computes").and_then(Value::as_bool) != Some(false),
+        returned: false,
+        device,
+    }
+}
+
 /// The check's records of one run, summed up.
 pub fn summarize(records: &[Value]) -> CheckJson {
     let mut c = CheckJson::default();
-    // Layers by (pid, id): each process numbers its own.
-    let mut layers: BTreeMap<(u64, u64), LayerJson> = BTreeMap::new();
+    // Ops by (pid, id): each process numbers its own.
+    let mut ops: BTreeMap<(u64, u64), OpJson> = BTreeMap::new();
     let mut order: Vec<(u64, u64)> = Vec::new();
-    // Layers whose call returned (their backend was recorded after it).
-    let mut returned = std::collections::BTreeSet::new();
+    let mut graphs: BTreeMap<(u64, u64), GraphJson> = BTreeMap::new();
     for r in records {
         let pid = r.get("pid").and_then(Value::as_u64).unwrap_or(0);
         let id = r.get("id").and_then(Value::as_u64).unwrap_or(0);
@@ -206,6 +326,7 @@ pub fn summarize(records: &[Value]) -> CheckJson {
                     c.cuda = s(r, "cuda");
                 }
                 c.numerics |= r.get("numerics").and_then(Value::as_bool) == Some(true);
+                c.self_test |= r.get("self_test").and_then(Value::as_bool) == Some(true);
                 c.bypass |= r.get("bypass").and_then(Value::as_bool) == Some(true)
                     || r.get("bypass_kinds")
                         .and_then(Value::as_array)
@@ -214,83 +335,103 @@ pub fn summarize(records: &[Value]) -> CheckJson {
             "torch_missing" => {
                 c.torch_missing = c.torch_missing.take().or_else(|| s(r, "python"));
             }
-            "layer" => {
-                let input = r
-                    .get("input")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(Value::as_u64).collect())
-                    .unwrap_or_default();
-                let l = LayerJson {
-                    kind: s(r, "kind").unwrap_or_else(|| "?".into()),
-                    op: s(r, "op").unwrap_or_default(),
-                    input,
-                    dtype: s(r, "dtype").unwrap_or_default(),
-                    autocast: s(r, "autocast"),
-                    layout: s(r, "layout").unwrap_or_default(),
-                    device: s(r, "device").unwrap_or_default(),
-                    device_name: s(r, "device_name").unwrap_or_default(),
-                    backend: None,
-                    backend_detail: None,
-                    checked: r.get("checked").and_then(Value::as_bool) == Some(true),
-                    results: Vec::new(),
-                    backward: false,
-                    skipped: Vec::new(),
-                    error: None,
-                    pid: pid as u32,
-                    returned: false,
-                };
-                // Checked again (its backward could not be judged the first time): this
-                // record stands for the layer.
+            "exit" => {
+                if let Some(used) = r.get("gpu_used").and_then(Value::as_bool) {
+                    c.gpu_used = Some(c.gpu_used.unwrap_or(false) || used);
+                }
+            }
+            "stepped_aside" if c.stepped_aside.len() < 64 => {
+                c.stepped_aside.push(SteppedAsideJson {
+                    steps: r.get("steps").and_then(Value::as_u64).unwrap_or(0) as u32,
+                    ops: r.get("ops").and_then(Value::as_u64).unwrap_or(0) as u32,
+                    reference_seconds: f(r, "reference_seconds").unwrap_or(0.0),
+                });
+            }
+            "op" => {
+                let mut o = op_of(r, pid);
+                // Checked again (it could not be judged the first time): this record stands
+                // for the op.
                 if let Some(old) = r.get("again_for").and_then(Value::as_u64)
-                    && let Some(prev) = layers.remove(&(pid, old))
+                    && let Some(prev) = ops.remove(&(pid, old))
                 {
                     order.retain(|k| *k != (pid, old));
-                    returned.remove(&(pid, old));
-                    let mut l = l;
-                    l.skipped = prev.skipped;
-                    layers.insert((pid, id), l);
-                    order.push((pid, id));
-                    continue;
+                    o.skipped = prev.skipped;
                 }
-                if layers.insert((pid, id), l).is_none() {
+                if ops.insert((pid, id), o).is_none() {
                     order.push((pid, id));
                 }
             }
-            "backend" => {
-                returned.insert((pid, id));
-                if let Some(l) = layers.get_mut(&(pid, id)) {
-                    l.backend = s(r, "family");
-                    l.backend_detail = s(r, "backend");
-                    l.backward = r.get("backward").and_then(Value::as_bool) == Some(true);
+            "returned" => {
+                if let Some(o) = ops.get_mut(&(pid, id)) {
+                    o.returned = true;
                 }
             }
             "skipped" => {
-                if let Some(l) = layers.get_mut(&(pid, id))
+                if let Some(o) = ops.get_mut(&(pid, id))
                     && let Some(why) = s(r, "why")
-                    && l.skipped.len() < 4
+                    && o.skipped.len() < 4
                 {
-                    l.skipped.push(why);
+                    o.skipped.push(why);
+                }
+            }
+            "unchecked" => {
+                if let Some(o) = ops.get_mut(&(pid, id))
+                    && o.unchecked.is_none()
+                {
+                    o.unchecked = s(r, "why");
                 }
             }
             "result" => {
-                if let Some(l) = layers.get_mut(&(pid, id)) {
-                    l.results.push(DirectionJson {
-                        direction: s(r, "direction").unwrap_or_default(),
-                        math: s(r, "math").unwrap_or_default(),
-                        rms_rel: f(r, "rms_rel"),
-                        max_rel: f(r, "max_rel"),
-                        tolerance_rms: f(r, "tolerance_rms").unwrap_or(0.0),
-                        tolerance_max: f(r, "tolerance_max").unwrap_or(0.0),
-                        ok: r.get("ok").and_then(Value::as_bool) == Some(true),
-                        note: s(r, "note"),
-                    });
+                if let Some(o) = ops.get_mut(&(pid, id))
+                    && o.results.len() < 64
+                {
+                    o.results.push(result_of(r));
+                }
+            }
+            "graph" => {
+                let list = |k: &str| -> Vec<String> {
+                    r.get(k)
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(Value::as_str)
+                                .take(32)
+                                .map(str::to_owned)
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                if graphs.len() < 256 {
+                    graphs.insert(
+                        (pid, id),
+                        GraphJson {
+                            graph: s(r, "graph").unwrap_or_default(),
+                            kernels: list("kernels"),
+                            ops: list("ops"),
+                            results: Vec::new(),
+                            unchecked: None,
+                            pid: pid as u32,
+                        },
+                    );
+                }
+            }
+            "graph_result" => {
+                if let Some(g) = graphs.get_mut(&(pid, id))
+                    && g.results.len() < 64
+                {
+                    g.results.push(result_of(r));
+                }
+            }
+            "graph_unchecked" => {
+                if let Some(g) = graphs.get_mut(&(pid, id)) {
+                    g.unchecked = g.unchecked.take().or_else(|| s(r, "why"));
                 }
             }
             "check_error" => {
-                if let Some(l) = layers.get_mut(&(pid, id))
-                    && l.error.is_none()
+                if let Some(o) = ops.get_mut(&(pid, id))
+                    && o.error.is_none()
                 {
-                    l.error = s(r, "error");
+                    o.error = s(r, "error");
                 }
                 if c.errors.len() < 20
                     && let Some(e) = s(r, "error")
@@ -301,33 +442,82 @@ pub fn summarize(records: &[Value]) -> CheckJson {
             _ => {}
         }
     }
-    // The last layer a process announced that never finished: its call never returned (no
-    // backend), or its forward check never came (the GPU's work surfaces there: the check
-    // waits for it). The process stopped in it.
+    // The last op a process announced that never finished: its call never returned, or its
+    // check never came (the GPU's work surfaces there: the check waits for it). The process
+    // stopped in it.
     c.unfinished = order
         .iter()
         .rev()
-        .filter_map(|k| layers.get(k).map(|l| (returned.contains(k), l)))
-        .find(|(returned, l)| {
-            let checked = !l.checked || !l.results.is_empty() || l.error.is_some();
-            !(*returned && checked)
+        .filter_map(|k| ops.get(k))
+        .find(|o| {
+            let judged = !o.checked
+                || !o.results.is_empty()
+                || o.unchecked.is_some()
+                || o.error.is_some()
+                || !o.skipped.is_empty();
+            !(o.returned && judged)
         })
-        .map(|(_, l)| describe(l));
-    c.layer_count = order.len() as u32;
-    c.all = order
-        .into_iter()
-        .filter_map(|k| {
-            let mut l = layers.remove(&k)?;
-            l.returned = returned.contains(&k);
-            Some(l)
-        })
-        .collect();
-    // The document keeps the layers with a wrong result first.
-    let mut kept: Vec<&LayerJson> = c.all.iter().collect();
-    kept.sort_by_key(|l| l.results.iter().all(|r| r.ok));
-    c.layers = kept.into_iter().take(LAYERS_KEPT).cloned().collect();
+        .map(describe);
+    c.op_count = order.len() as u32;
+    c.all = order.into_iter().filter_map(|k| ops.remove(&k)).collect();
+    c.graphs = graphs.into_values().collect();
+    c.families = families(&c.all, c.self_test);
+    // The document keeps the ops with a wrong result first, then the unchecked ones.
+    let mut kept: Vec<&OpJson> = c.all.iter().filter(|o| o.computes).collect();
+    kept.sort_by_key(|o| (is_right(o) as u8, o.unchecked.is_none() as u8));
+    c.ops = kept.into_iter().take(OPS_KEPT).cloned().collect();
     c.verdict = c.sentence();
     c
+}
+
+fn is_wrong(o: &OpJson) -> bool {
+    o.results.iter().any(|r| !r.ok)
+}
+
+fn is_right(o: &OpJson) -> bool {
+    !is_wrong(o)
+}
+
+/// Whether `o` ran on the GPU (in a self-test, the CPU stands for it).
+fn on_gpu(o: &OpJson, self_test: bool) -> bool {
+    self_test || o.device.split(':').next() != Some("cpu")
+}
+
+/// Whether an op counts: it computes, and its numbers are not random.
+fn counts(o: &OpJson) -> bool {
+    o.computes && !o.random
+}
+
+/// The GPU's computing ops by family, in the order first seen.
+fn families(all: &[OpJson], self_test: bool) -> Vec<FamilyJson> {
+    let mut out: Vec<FamilyJson> = Vec::new();
+    for o in all.iter().filter(|o| on_gpu(o, self_test) && counts(o)) {
+        let i = match out.iter().position(|f| f.family == o.family) {
+            Some(i) => i,
+            None => {
+                out.push(FamilyJson {
+                    family: o.family.clone(),
+                    ..Default::default()
+                });
+                out.len() - 1
+            }
+        };
+        let f = &mut out[i];
+        f.ops += 1;
+        if is_wrong(o) {
+            f.wrong += 1;
+        } else if o.checked && !o.results.is_empty() && o.unchecked.is_none() {
+            f.right += 1;
+        } else {
+            f.unchecked += 1;
+        }
+        if let Some(b) = &o.backend
+            && !f.backends.contains(b)
+        {
+            f.backends.push(b.clone());
+        }
+    }
+    out
 }
 
 /// Whether layer kind `kind` is of kind `of`: the same, or `of` followed by more words, or a
@@ -342,83 +532,150 @@ pub fn kind_is(kind: &str, of: &str) -> bool {
     })
 }
 
-/// `Conv2d 1x1 (float16 autocast, channels_last, cuda:0)`.
-fn describe(l: &LayerJson) -> String {
-    let mut t = vec![match &l.autocast {
-        Some(a) => format!("{a} autocast"),
-        None => l.dtype.clone(),
-    }];
-    if l.layout != "contiguous" && !l.layout.is_empty() {
-        t.push(l.layout.clone());
+/// `Conv2d 1x1 (float16, channels_last, cuda:0)`.
+fn describe(o: &OpJson) -> String {
+    let mut t = vec![o.dtype.clone()];
+    if o.layout != "contiguous" && !o.layout.is_empty() {
+        t.push(o.layout.clone());
     }
-    format!("{} ({})", l.kind, t.join(", "))
+    let op = if o.kind.starts_with(&o.op) {
+        String::new()
+    } else {
+        format!(" [{}]", o.op)
+    };
+    format!("{}{op} ({})", o.kind, t.join(", "))
 }
 
 fn number(x: Option<f64>) -> String {
     x.map_or_else(|| "a non-finite amount".into(), |v| format!("{v:.1e}"))
 }
 
-fn is_conv(l: &LayerJson) -> bool {
-    l.op.starts_with("conv")
+fn plural(k: usize, one: &str, many: &str) -> String {
+    format!("{k} {}", if k == 1 { one } else { many })
+}
+
+/// "22 convolution (MIOpen), 30 GEMM (rocBLAS), 8 elementwise".
+fn family_counts(fams: &[FamilyJson]) -> String {
+    fams.iter()
+        .map(|f| {
+            if f.backends.is_empty() {
+                format!("{} {}", f.ops, f.family)
+            } else {
+                format!("{} {} ({})", f.ops, f.family, f.backends.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl CheckJson {
-    /// The first wrong result: `Conv2d 1x1 (float32): weight gradient off by 1.0e-2 of its
-    /// largest value (RMS 3.0e-3; tolerances 1.0e-3 and 1.0e-4)`.
+    /// Every wrong result, of ops and of compiled graphs: `Conv2d 1x1 [convolution_backward]
+    /// (float32): weight gradient off by 1.0e-2 of its largest value (RMS 3.0e-3; allowed
+    /// 1.0e-4 and 1.0e-5 RMS)`.
     fn wrong(&self) -> Vec<String> {
-        self.all
-            .iter()
-            .flat_map(|l| {
-                l.results.iter().filter(|r| !r.ok).map(move |r| {
-                    format!(
-                        "{}: {} off by {} of its largest value (RMS {}; tolerances {:.0e} and {:.0e} RMS){}",
-                        describe(l),
-                        r.direction,
-                        number(r.max_rel),
-                        number(r.rms_rel),
-                        r.tolerance_max,
-                        r.tolerance_rms,
-                        r.note.as_ref().map(|n| format!(", {n}")).unwrap_or_default()
-                    )
-                })
+        let line = |what: String, r: &ResultJson| {
+            format!(
+                "{what}: {} off by {} of its largest value (RMS {}; allowed {:.0e} and {:.0e} RMS){}",
+                r.direction,
+                number(r.max_rel),
+                number(r.rms_rel),
+                r.tolerance_max,
+                r.tolerance_rms,
+                r.note.as_ref().map(|n| format!(", {n}")).unwrap_or_default()
+            )
+        };
+        let ops = self.all.iter().flat_map(|o| {
+            o.results
+                .iter()
+                .filter(|r| !r.ok)
+                .map(move |r| line(describe(o), r))
+        });
+        let graphs = self.graphs.iter().flat_map(|g| {
+            g.results.iter().filter(|r| !r.ok).map(move |r| {
+                let kernels = if g.kernels.is_empty() {
+                    String::new()
+                } else {
+                    format!(", kernels {}", g.kernels.join(", "))
+                };
+                line(format!("compiled {} graph{kernels}", g.graph), r)
             })
-            .collect()
+        });
+        ops.chain(graphs).collect()
     }
 
-    /// The kinds of the layers on the GPU that were wrong or whose call never returned (an
-    /// error, or the process died in it), in the check's words, each once.
-    pub fn failing_kinds(&self) -> Vec<String> {
+    /// The GPU's computing ops whose numbers were not checked, each named once with why:
+    /// `_scaled_mm (no CPU kernel ...)`.
+    pub fn unchecked(&self) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
-        for l in self.on("cuda") {
-            let bad = l.results.iter().any(|r| !r.ok) || !l.returned;
-            if bad && !v.contains(&l.kind) {
-                v.push(l.kind.clone());
+        for o in self
+            .all
+            .iter()
+            .filter(|o| on_gpu(o, self.self_test) && counts(o))
+        {
+            if is_wrong(o) || (o.checked && !o.results.is_empty() && o.unchecked.is_none()) {
+                continue;
+            }
+            let why = o.unchecked.as_deref().unwrap_or(if o.error.is_some() {
+                "the check failed on it"
+            } else if !o.returned {
+                "its call never returned"
+            } else {
+                "no result came"
+            });
+            let line = format!("{} ({why})", o.op);
+            if !v.iter().any(|l| l.starts_with(&format!("{} (", o.op))) {
+                v.push(line);
+            }
+        }
+        for g in &self.graphs {
+            if let Some(why) = &g.unchecked {
+                v.push(format!("compiled {} graph ({why})", g.graph));
+            } else if g.results.is_empty() {
+                v.push(format!(
+                    "compiled {} graph (its first call was not seen)",
+                    g.graph
+                ));
             }
         }
         v
     }
 
-    fn on(&self, device: &str) -> Vec<&LayerJson> {
+    /// The kinds of the convolutions and batch norms on the GPU that were wrong or whose call
+    /// never returned (an error, or the process died in it), each once: what the search's
+    /// selective bypass routes.
+    pub fn failing_kinds(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for o in self.all.iter().filter(|o| on_gpu(o, self.self_test)) {
+            if !matches!(o.family.as_str(), "convolution" | "batch/instance norm") {
+                continue;
+            }
+            if (is_wrong(o) || !o.returned) && !v.contains(&o.kind) {
+                v.push(o.kind.clone());
+            }
+        }
+        v
+    }
+
+    fn on(&self, gpu: bool) -> Vec<&OpJson> {
         self.all
             .iter()
-            .filter(|l| l.device.split(':').next() == Some(device))
+            .filter(|o| counts(o) && on_gpu(o, self.self_test) == gpu)
             .collect()
     }
 
-    fn counts(layers: &[&LayerJson]) -> String {
-        let conv = layers.iter().filter(|l| is_conv(l)).count();
-        let bn = layers.len() - conv;
-        let n =
-            |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-        match (conv, bn) {
-            (c, 0) => n(c, "distinct convolution", "distinct convolutions"),
-            (0, b) => n(b, "distinct batch norm", "distinct batch norms"),
-            (c, b) => format!(
-                "{} and {}",
-                n(c, "distinct convolution", "distinct convolutions"),
-                n(b, "batch norm", "batch norms")
-            ),
+    /// "3 convolutions and 2 GEMMs": the CPU's ops by family.
+    fn cpu_counts(ops: &[&OpJson]) -> String {
+        let mut fams: Vec<(String, usize)> = Vec::new();
+        for o in ops {
+            match fams.iter_mut().find(|(f, _)| *f == o.family) {
+                Some((_, n)) => *n += 1,
+                None => fams.push((o.family.clone(), 1)),
+            }
         }
+        fams.iter()
+            .map(|(f, n)| format!("{n} {f}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn sentence(&self) -> String {
@@ -435,9 +692,6 @@ impl CheckJson {
         if self.torch.is_none() {
             return "torch was never imported".into();
         }
-        if self.all.is_empty() {
-            return "no convolution or batch norm was called".into();
-        }
         let wrong = self.wrong();
         if let Some(first) = wrong.first() {
             let more = match wrong.len() {
@@ -446,54 +700,81 @@ impl CheckJson {
             };
             return format!("wrong numbers: {first}{more}");
         }
-        let gpu = self.on("cuda");
-        let cpu = self.on("cpu");
+        let gpu = self.on(true);
+        let cpu = self.on(false);
         if gpu.is_empty() {
-            return format!(
-                "your network's {} ran on the CPU, none on the GPU",
-                Self::counts(&cpu)
-            );
+            if !cpu.is_empty() {
+                return format!(
+                    "your program's {} distinct ops ran on the CPU ({}), none on the GPU",
+                    cpu.len(),
+                    Self::cpu_counts(&cpu)
+                );
+            }
+            if self.gpu_used == Some(false) {
+                return "your program never used the GPU (torch imported, the GPU never \
+                        initialised): it ran on the CPU"
+                    .into();
+            }
+            return "no op of the program was seen on the GPU".into();
         }
-        let mut backends: Vec<&str> = gpu.iter().filter_map(|l| l.backend.as_deref()).collect();
-        backends.sort_unstable();
-        backends.dedup();
-        let checked = gpu.iter().filter(|l| l.checked).count();
-        // A layer whose call had an autograd node but whose gradients never came (no
-        // backward seen) was checked forward only: the sentence says so.
-        let forward_only = gpu
-            .iter()
-            .filter(|l| {
-                l.checked && l.backward && !l.results.iter().any(|r| r.direction != "forward")
-            })
-            .count();
-        let how = if checked == 0 {
+        let unchecked = self.unchecked();
+        let right: u32 = self.families.iter().map(|f| f.right).sum();
+        let how = if !self.numerics {
             " (numbers not checked)".to_owned()
-        } else if checked == gpu.len()
-            && forward_only == 0
-            && gpu.iter().all(|l| !l.results.is_empty())
-        {
-            " and were right against float64".to_owned()
-        } else if forward_only > 0 {
-            format!(
-                " (those checked were right against float64; {forward_only} forward only: no \
-                 backward pass of theirs was seen)"
-            )
+        } else if unchecked.is_empty() {
+            format!("; all {right} were right against float64")
         } else {
-            " (those checked were right against float64)".to_owned()
+            format!(
+                "; {right} were right against float64, {} unchecked: {}",
+                unchecked.len(),
+                unchecked
+                    .iter()
+                    .take(6)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        };
+        let graphs = self
+            .graphs
+            .iter()
+            .filter(|g| g.unchecked.is_none() && !g.results.is_empty())
+            .count();
+        let graphs = if graphs == 0 {
+            String::new()
+        } else {
+            format!(
+                "; {} right against the same graph run on the CPU",
+                plural(graphs, "compiled graph", "compiled graphs")
+            )
+        };
+        let random = self
+            .all
+            .iter()
+            .filter(|o| o.random && on_gpu(o, self.self_test))
+            .count();
+        let random = if random == 0 {
+            String::new()
+        } else {
+            format!(
+                "; {} (not comparable)",
+                plural(random, "random-number op", "random-number ops")
+            )
         };
         let cpu_too = if cpu.is_empty() {
             String::new()
         } else {
-            format!("; {} ran on the CPU", Self::counts(&cpu))
+            format!("; {} ran on the CPU", Self::cpu_counts(&cpu))
+        };
+        let test = if self.self_test {
+            " (a self-test: the CPU stood for the GPU)"
+        } else {
+            ""
         };
         format!(
-            "your network's {} ran on the GPU ({}){how}{cpu_too}",
-            Self::counts(&gpu),
-            if backends.is_empty() {
-                "backend unknown".into()
-            } else {
-                backends.join(", ")
-            }
+            "your program's {} distinct GPU ops ({}){how}{graphs}{random}{cpu_too}{test}",
+            gpu.len(),
+            family_counts(&self.families)
         )
     }
 
@@ -504,11 +785,22 @@ impl CheckJson {
             return Some(format!("wrong numbers: {w}"));
         }
         // A network on the CPU is said first: under the bypass too, that is its trouble.
-        if !self.all.is_empty() && self.on("cuda").is_empty() {
-            return Some(format!(
-                "ran on the CPU: your network's {}, none on the GPU",
-                Self::counts(&self.on("cpu"))
-            ));
+        let gpu = self.on(true);
+        if gpu.is_empty() && self.torch.is_some() {
+            let cpu = self.on(false);
+            if !cpu.is_empty() {
+                return Some(format!(
+                    "ran on the CPU: your program's {}, none on the GPU",
+                    Self::cpu_counts(&cpu)
+                ));
+            }
+            if self.gpu_used == Some(false) {
+                return Some(
+                    "ran on the CPU: your program never used the GPU (torch imported, the GPU \
+                     never initialised)"
+                        .into(),
+                );
+            }
         }
         let kinds = match bypass {
             Bypass::None => return None,
@@ -530,20 +822,27 @@ impl CheckJson {
                     .into(),
             );
         }
-        let routed = |l: &&LayerJson| kinds.is_none_or(|k| k.iter().any(|k| kind_is(&l.kind, k)));
-        let gpu: Vec<&LayerJson> = self.on("cuda").into_iter().filter(routed).collect();
-        if let Some(l) = gpu
+        let routed = |o: &&&OpJson| {
+            matches!(o.family.as_str(), "convolution" | "batch/instance norm")
+                && kinds.is_none_or(|k| k.iter().any(|k| kind_is(&o.kind, k)))
+        };
+        let layers: Vec<&&OpJson> = gpu.iter().filter(routed).collect();
+        if let Some(o) = layers
             .iter()
-            .find(|l| matches!(l.backend.as_deref(), Some("MIOpen" | "cuDNN")))
+            .find(|o| matches!(o.backend.as_deref(), Some("MIOpen" | "cuDNN")))
         {
             return Some(format!(
                 "MIOpen bypass not in effect: {} ran on {} (torch.backends.cudnn.enabled was \
-                 set back to True)",
-                describe(l),
-                l.backend.as_deref().unwrap_or("?")
+                 set back to True, or the layer was called where the bypass does not reach: \
+                 TorchScript)",
+                describe(o),
+                o.backend.as_deref().unwrap_or("?")
             ));
         }
-        if !gpu.iter().any(|l| l.backend.as_deref() == Some("PyTorch")) {
+        if !layers
+            .iter()
+            .any(|o| o.backend.as_deref() == Some("PyTorch"))
+        {
             return Some(match kinds {
                 None => "MIOpen bypass not shown: no convolution or batch norm of the command \
                          was seen on the GPU with PyTorch's own kernels"
@@ -582,77 +881,149 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn layer(id: u64, kind: &str, op: &str, device: &str) -> Value {
-        json!({"event": "layer", "pid": 7, "id": id, "kind": kind, "op": op, "dtype": "float32",
-               "autocast": null, "layout": "contiguous", "device": device,
+    fn op(id: u64, kind: &str, op: &str, family: &str, device: &str) -> Value {
+        json!({"event": "op", "pid": 7, "id": id, "kind": kind, "op": op, "family": family,
+               "dtype": "float32", "layout": "contiguous", "device": device,
                "device_name": "AMD Radeon RX 5700 XT (gfx1010)", "checked": device != "cpu",
-               "input": [8, 64, 56, 56]})
+               "inputs": [[8, 64, 56, 56]]})
     }
 
-    fn backend(id: u64, family: &str) -> Value {
-        json!({"event": "backend", "pid": 7, "id": id, "backend": "Miopen", "family": family})
+    fn conv(id: u64, kind: &str, device: &str, backend: &str) -> Value {
+        let mut r = op(id, kind, "convolution", "convolution", device);
+        r["backend"] = json!("Miopen");
+        r["backend_family"] = json!(backend);
+        r
+    }
+
+    fn returned(id: u64) -> Value {
+        json!({"event": "returned", "pid": 7, "id": id})
     }
 
     fn result(id: u64, direction: &str, max_rel: f64, ok: bool) -> Value {
         json!({"event": "result", "pid": 7, "id": id, "direction": direction, "math": "float32",
-               "rms_rel": max_rel / 10.0, "max_rel": max_rel, "tolerance_rms": 1e-4,
-               "tolerance_max": 1e-3, "ok": ok})
+               "rms_rel": max_rel / 10.0, "max_rel": max_rel, "tolerance_rms": 1e-5,
+               "tolerance_max": 1e-4, "ok": ok})
     }
 
     fn base() -> Vec<Value> {
         vec![
             json!({"event": "start", "pid": 7}),
-            json!({"event": "torch", "pid": 7, "torch": "2.9.1+rocm6.4", "hip": "6.4.1",
+            json!({"event": "torch", "pid": 7, "torch": "2.11.0+rocm7.15", "hip": "7.15.1",
                    "cuda": null, "bypass": false, "numerics": true}),
         ]
     }
 
     #[test]
-    fn right_numbers_on_the_gpu_are_counted_by_kind() {
+    fn right_numbers_on_the_gpu_are_counted_by_family() {
         let mut r = base();
         r.extend([
-            layer(1, "Conv2d 3x3", "conv2d", "cuda:0"),
-            backend(1, "MIOpen"),
+            conv(1, "Conv2d 3x3", "cuda:0", "MIOpen"),
+            returned(1),
             result(1, "forward", 1e-7, true),
-            layer(2, "BatchNorm2d training", "batch_norm", "cuda:0"),
-            backend(2, "MIOpen"),
+            op(2, "mm 512x2048, 2048x512", "mm", "GEMM", "cuda:0"),
+            returned(2),
             result(2, "forward", 1e-7, true),
+            op(3, "view 8x64", "view", "view", "cuda:0"),
+            returned(3),
         ]);
+        r[8]["computes"] = json!(false);
+        r[8]["checked"] = json!(false);
         let c = summarize(&r);
         assert_eq!(c.failure(&Bypass::None), None);
         assert_eq!(
             c.verdict,
-            "your network's 1 distinct convolution and 1 batch norm ran on the GPU (MIOpen) and \
-             were right against float64"
+            "your program's 2 distinct GPU ops (1 convolution (MIOpen), 1 GEMM); all 2 were \
+             right against float64"
         );
         assert_eq!(c.environment_problem(), None);
+        assert_eq!(c.ops.len(), 2, "views are not kept: {:?}", c.ops);
     }
 
     #[test]
-    fn a_wrong_layer_is_named_with_its_direction() {
+    fn a_wrong_op_is_named_with_its_direction() {
         let mut r = base();
+        let mut back = op(
+            1,
+            "Conv2d 1x1",
+            "convolution_backward",
+            "convolution",
+            "cuda:0",
+        );
+        back["backend_family"] = json!("MIOpen");
         r.extend([
-            layer(1, "Conv2d 1x1", "conv2d", "cuda:0"),
-            backend(1, "MIOpen"),
-            result(1, "forward", 1e-7, true),
+            back,
+            returned(1),
+            result(1, "input gradient", 1e-7, true),
             result(1, "weight gradient", 1e-2, false),
         ]);
         let c = summarize(&r);
         let f = c.failure(&Bypass::None).unwrap();
         assert!(
-            f.starts_with("wrong numbers: Conv2d 1x1 (float32): weight gradient off by 1.0e-2"),
+            f.starts_with(
+                "wrong numbers: Conv2d 1x1 [convolution_backward] (float32): weight gradient \
+                 off by 1.0e-2"
+            ),
             "{f}"
         );
         assert!(c.verdict.contains("weight gradient"), "{}", c.verdict);
+        assert_eq!(c.failing_kinds(), vec!["Conv2d 1x1".to_owned()]);
     }
 
     #[test]
-    fn a_network_on_the_cpu_fails() {
+    fn an_op_without_a_reference_is_unchecked_by_name_never_right() {
         let mut r = base();
         r.extend([
-            layer(1, "Conv2d 3x3", "conv2d", "cpu"),
-            backend(1, "PyTorch (CPU)"),
+            op(1, "mm 64x64, 64x64", "mm", "GEMM", "cuda:0"),
+            returned(1),
+            result(1, "forward", 1e-7, true),
+            op(2, "_scaled_mm 64x64, 64x64", "_scaled_mm", "GEMM", "cuda:0"),
+            returned(2),
+            json!({"event": "unchecked", "pid": 7, "id": 2,
+                   "why": "no CPU kernel (Could not run '_scaled_mm' with CPU)"}),
         ]);
+        let c = summarize(&r);
+        assert_eq!(
+            c.unchecked(),
+            vec!["_scaled_mm (no CPU kernel (Could not run '_scaled_mm' with CPU))".to_owned()]
+        );
+        assert!(
+            c.verdict
+                .contains("1 were right against float64, 1 unchecked: _scaled_mm"),
+            "{}",
+            c.verdict
+        );
+        assert!(!c.verdict.contains("all 2"), "{}", c.verdict);
+        assert_eq!(c.families[0].unchecked, 1);
+        assert_eq!(c.families[0].right, 1);
+        // Not a failure by itself (run --check-exit unchecked makes it one).
+        assert_eq!(c.failure(&Bypass::None), None);
+    }
+
+    #[test]
+    fn a_wrong_compiled_graph_is_named_with_its_kernels() {
+        let mut r = base();
+        r.extend([
+            json!({"event": "graph", "pid": 7, "id": 1, "graph": "forward 1",
+                   "kernels": ["triton_poi_fused_mul_0"], "ops": ["mul"]}),
+            json!({"event": "graph_result", "pid": 7, "id": 1, "direction": "output 0",
+                   "math": "float32", "rms_rel": 0.5, "max_rel": 1.0, "tolerance_rms": 1e-5,
+                   "tolerance_max": 1e-4, "ok": false}),
+        ]);
+        let c = summarize(&r);
+        let f = c.failure(&Bypass::None).unwrap();
+        assert!(
+            f.starts_with(
+                "wrong numbers: compiled forward 1 graph, kernels triton_poi_fused_mul_0: output \
+                 0 off by 1.0e0"
+            ),
+            "{f}"
+        );
+    }
+
+    #[test]
+    fn a_program_on_the_cpu_fails() {
+        let mut r = base();
+        r.extend([conv(1, "Conv2d 3x3", "cpu", "PyTorch (CPU)"), returned(1)]);
         let c = summarize(&r);
         assert!(
             c.failure(&Bypass::None)
@@ -660,12 +1031,22 @@ mod tests {
                 .starts_with("ran on the CPU"),
             "{c:?}"
         );
-        assert!(c.verdict.contains("ran on the CPU, none on the GPU"));
+        assert!(c.verdict.contains("ran on the CPU"), "{}", c.verdict);
         // Under the bypass as well: the CPU is the trouble, not the bypass.
         assert!(
             c.failure(&Bypass::All)
                 .unwrap()
                 .starts_with("ran on the CPU"),
+            "{c:?}"
+        );
+        // A GPU build that never initialised the GPU.
+        let mut r = base();
+        r.push(json!({"event": "exit", "pid": 7, "gpu_used": false}));
+        let c = summarize(&r);
+        assert!(
+            c.failure(&Bypass::None)
+                .unwrap()
+                .contains("never used the GPU"),
             "{c:?}"
         );
     }
@@ -692,10 +1073,7 @@ mod tests {
         // Loaded, but a convolution ran on MIOpen (cudnn turned back on).
         let mut r = base();
         r[1]["bypass"] = json!(true);
-        r.extend([
-            layer(1, "Conv2d 3x3", "conv2d", "cuda:0"),
-            backend(1, "MIOpen"),
-        ]);
+        r.extend([conv(1, "Conv2d 3x3", "cuda:0", "MIOpen"), returned(1)]);
         let c = summarize(&r);
         assert!(
             c.failure(&Bypass::All).unwrap().contains("ran on MIOpen"),
@@ -704,11 +1082,34 @@ mod tests {
         // Loaded, PyTorch's own kernels: bypassed.
         let mut r = base();
         r[1]["bypass"] = json!(true);
-        r.extend([
-            layer(1, "Conv2d 3x3", "conv2d", "cuda:0"),
-            backend(1, "PyTorch"),
-        ]);
+        r.extend([conv(1, "Conv2d 3x3", "cuda:0", "PyTorch"), returned(1)]);
         assert_eq!(summarize(&r).failure(&Bypass::All), None);
+        // Only batch norms routed: a convolution on MIOpen is no failure, a batch norm is.
+        let mut r = base();
+        r[1]["bypass_kinds"] = json!(["BatchNorm"]);
+        let mut bn = op(
+            2,
+            "BatchNorm2d training",
+            "miopen_batch_norm",
+            "batch/instance norm",
+            "cuda:0",
+        );
+        bn["backend_family"] = json!("MIOpen");
+        r.extend([
+            conv(1, "Conv2d 3x3", "cuda:0", "MIOpen"),
+            returned(1),
+            bn,
+            returned(2),
+        ]);
+        let kinds = Bypass::Kinds(vec!["BatchNorm".into()]);
+        assert!(
+            summarize(&r)
+                .failure(&kinds)
+                .unwrap()
+                .contains("BatchNorm2d training [miopen_batch_norm] (float32) ran on MIOpen"),
+            "{:?}",
+            summarize(&r).failure(&kinds)
+        );
         // Loaded in a Python that never imported torch: nothing shows the bypass.
         let c = summarize(&[json!({"event": "start", "pid": 7})]);
         assert!(
@@ -735,18 +1136,36 @@ mod tests {
     }
 
     #[test]
-    fn the_layer_a_process_died_in_is_named() {
+    fn the_op_a_process_died_in_is_named() {
         let mut r = base();
         r.extend([
-            layer(1, "Conv2d 3x3", "conv2d", "cuda:0"),
-            backend(1, "MIOpen"),
+            conv(1, "Conv2d 3x3", "cuda:0", "MIOpen"),
+            returned(1),
             result(1, "forward", 1e-7, true),
-            layer(2, "Conv2d 1x1", "conv2d", "cuda:0"),
+            conv(2, "Conv2d 1x1", "cuda:0", "MIOpen"),
         ]);
         assert_eq!(
             summarize(&r).unfinished.as_deref(),
-            Some("Conv2d 1x1 (float32)")
+            Some("Conv2d 1x1 [convolution] (float32)")
         );
+        assert_eq!(summarize(&r).failing_kinds(), vec!["Conv2d 1x1".to_owned()]);
+    }
+
+    #[test]
+    fn an_op_checked_again_stands_for_the_first() {
+        let mut r = base();
+        r.extend([
+            conv(1, "Conv2d 3x3", "cuda:0", "MIOpen"),
+            returned(1),
+            json!({"event": "skipped", "pid": 7, "id": 1, "why": "an input is not finite"}),
+        ]);
+        let mut again = conv(2, "Conv2d 3x3", "cuda:0", "MIOpen");
+        again["again_for"] = json!(1);
+        r.extend([again, returned(2), result(2, "forward", 1e-7, true)]);
+        let c = summarize(&r);
+        assert_eq!(c.op_count, 1);
+        assert_eq!(c.all[0].skipped, vec!["an input is not finite".to_owned()]);
+        assert!(c.verdict.contains("all 1 were right"), "{}", c.verdict);
     }
 
     #[test]

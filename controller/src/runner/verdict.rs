@@ -1,7 +1,7 @@
 //! The verdict on one run, the same for `report`, `search` and `run --check`: a pass is a
 //! command that exited 0 in time, with no GPU fault of its own processes in the kernel log,
 //! whose processes did GPU work (KFD saw them), whose numbers were right where they were
-//! checked (the battery's cases, or the in-process check's layers), that did not run on the
+//! checked (the battery's cases, or the in-process check's ops and compiled graphs), that did not run on the
 //! CPU, and, when MIOpen was to be bypassed, that was seen bypassed.
 
 use serde_json::Value;
@@ -147,10 +147,11 @@ mod tests {
         let check = summarize(&[
             json!({"event": "start", "pid": 1}),
             json!({"event": "torch", "pid": 1, "torch": "2.9", "hip": "6.4"}),
-            json!({"event": "layer", "pid": 1, "id": 1, "kind": "Conv2d 3x3", "op": "conv2d",
-                   "dtype": "float32", "layout": "contiguous", "device": "cuda:0",
-                   "checked": true}),
-            json!({"event": "backend", "pid": 1, "id": 1, "backend": "Miopen", "family": "MIOpen"}),
+            json!({"event": "op", "pid": 1, "id": 1, "kind": "Conv2d 3x3", "op": "convolution",
+                   "family": "convolution", "dtype": "float32", "layout": "contiguous",
+                   "device": "cuda:0", "checked": false, "backend": "Miopen",
+                   "backend_family": "MIOpen"}),
+            json!({"event": "returned", "pid": 1, "id": 1}),
         ]);
         let mut e = ev(&r, &g);
         e.check = Some(&check);
@@ -205,16 +206,16 @@ mod tests {
         let check = summarize(&[
             json!({"event": "start", "pid": 1}),
             json!({"event": "torch", "pid": 1, "torch": "2.9", "hip": "6.4"}),
-            json!({"event": "layer", "pid": 1, "id": 1, "kind": "Conv2d 1x1", "op": "conv2d",
-                   "dtype": "float32", "layout": "contiguous", "device": "cuda:0",
-                   "checked": true}),
+            json!({"event": "op", "pid": 1, "id": 1, "kind": "Conv2d 1x1", "op": "convolution",
+                   "family": "convolution", "dtype": "float32", "layout": "contiguous",
+                   "device": "cuda:0", "checked": true}),
         ]);
         let mut e = ev(&r, &g);
         e.check = Some(&check);
         let f = judge(&e).unwrap();
         assert_eq!(
             f.describe(),
-            "killed by signal 6: it stopped in Conv2d 1x1 (float32)"
+            "killed by signal 6: it stopped in Conv2d 1x1 [convolution] (float32)"
         );
     }
 }

@@ -1,7 +1,7 @@
 """Written by rdna1ctl (rdna1-mtype), put first on PYTHONPATH by `rdna1ctl search`, `report` and
-`run`: loads rdna1_check (beside this file), which acts only once the program imports torch,
-then runs the sitecustomize this one shadows (a virtual environment's or the distribution's),
-as Python would have."""
+`run`: loads rdna1_check (the package beside this file), which acts only once the program
+imports torch, then runs the sitecustomize this one shadows (a virtual environment's or the
+distribution's), as Python would have."""
 import os
 import sys
 
@@ -24,7 +24,8 @@ def _shadowed():
 
     def ours(p):
         d = os.path.realpath(p or os.curdir)
-        return d == os.path.realpath(_here) or os.path.exists(os.path.join(d, "rdna1_check.py"))
+        return d == os.path.realpath(_here) or os.path.exists(
+            os.path.join(d, "rdna1_check", "__init__.py"))
 
     rest = [p for p in sys.path if not ours(p)]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)

@@ -1,0 +1,44 @@
+"""The check never changes or breaks the program it watches: tests/field-kit/programs/
+behaviours.py (TorchScript, trace, FX, export, torch.func, forward AD, double backward,
+checkpointing, inference mode, DataLoader workers, DDP, an expected error, autocast) gives the
+same bits and the same exceptions without the check, with it, and under each MIOpen bypass."""
+import json
+import unittest
+
+from . import helpers
+
+
+def behaviours(check, env=None):
+    r = helpers.program("behaviours.py", check=check, env=env)
+    if r.rc != 0:
+        raise AssertionError(f"behaviours.py failed: {r}")
+    return json.loads(r.out.strip().splitlines()[-1]), r
+
+
+class NothingBreaks(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.plain, _ = behaviours(check=False)
+
+    def same(self, env):
+        got, r = behaviours(check=True, env=env)
+        self.assertEqual(sorted(got), sorted(self.plain))
+        for name, want in self.plain.items():
+            self.assertEqual(got[name], want, f"{name} ({env})")
+        self.assertEqual(r.errors(), [], env)
+        self.assertTrue(r.events("op"), "the check saw nothing: it was not loaded")
+        return r
+
+    def test_the_check(self):
+        r = self.same({})
+        self.assertFalse(r.wrong(), r.wrong()[:3])
+
+    def test_the_bypass(self):
+        self.same({"RDNA1_MIOPEN_BYPASS": "1"})
+
+    def test_the_bypass_of_some_layer_kinds(self):
+        self.same({"RDNA1_MIOPEN_BYPASS_KINDS": "BatchNorm|Conv2d 3x3"})
+
+
+if __name__ == "__main__":
+    unittest.main()
