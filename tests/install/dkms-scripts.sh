@@ -38,6 +38,8 @@ log "install: two DKMS builds for one kernel share its rebuilt Rust metadata"
 "$top/tests/install/dkms-metadata-race.sh" "$out/metadata-race" || die "dkms-rust-metadata.sh: builds for one kernel clobbered each other (above)"
 
 log "install: dkms-make.sh names what is missing"
+# Its metadata cache in the test's own directory, not the machine's /var/cache/rdna1-mtype.
+export RDNA1_KBUILD_CACHE=$out/kbuild-cache
 fk=$out/fake-kernel
 rm -rf "$fk" && mkdir -p "$fk/rust"
 sed 's/^CONFIG_RUSTC_VERSION_TEXT=.*/CONFIG_RUSTC_VERSION_TEXT="rustc 1.93.0 (abc 2026-01-01)"/' "$kb/.config" >"$fk/.config"

@@ -50,7 +50,8 @@ ln "$work/cargo/bin/rustup" "$work/elsewhere/rustc"
 run() { # run ENV...: dkms-make.sh for the fake kernel, its output in $work/out
 	rm -f "$marker"
 	rc=0
-	env "$@" sh "$top/kmod/dkms-make.sh" "$kernel" 7.2.99 >"$work/out" 2>&1 || rc=$?
+	# Its metadata cache in the work directory, not the machine's /var/cache/rdna1-mtype.
+	env RDNA1_KBUILD_CACHE="$work/cache" "$@" sh "$top/kmod/dkms-make.sh" "$kernel" 7.2.99 >"$work/out" 2>&1 || rc=$?
 }
 refused() { # refused WHAT ENV...: the fake never ran and the build stopped naming the rustc
 	local what=$1

@@ -86,6 +86,9 @@ pub struct OpJson {
     pub skipped: Vec<String>,
     /// The check's own failure on this op, if it failed.
     pub error: Option<String>,
+    /// The exception the program's own call raised (MIOpen's error for a kernel that does not
+    /// compile, an out-of-memory), if it raised.
+    pub raised: Option<String>,
     /// The process that made the call.
     pub pid: u32,
     /// Whether it computes anything (views and allocations do not); not in the JSON.
@@ -160,6 +163,9 @@ pub struct CheckJson {
     pub unfinished: Option<String>,
     /// The check's own failures (it never stops the program).
     pub errors: Vec<String>,
+    /// A process saw more distinct ops than the check records (3,000): the rest were neither
+    /// recorded nor checked.
+    pub overflow: bool,
     /// In one sentence.
     pub verdict: String,
 }
@@ -300,6 +306,7 @@ fn op_of(r: &Value, pid: u64) -> OpJson {
         random: r.get("random").and_then(Value::as_bool) == Some(true),
         skipped: Vec::new(),
         error: None,
+        raised: None,
         pid: pid as u32,
         computes: r.get("computes").and_then(Value::as_bool) != Some(false),
         returned: false,
@@ -366,6 +373,12 @@ pub fn summarize(records: &[Value]) -> CheckJson {
                     o.returned = true;
                 }
             }
+            "raised" => {
+                if let Some(o) = ops.get_mut(&(pid, id)) {
+                    o.raised = s(r, "error");
+                }
+            }
+            "overflow" => c.overflow = true,
             "skipped" => {
                 if let Some(o) = ops.get_mut(&(pid, id))
                     && let Some(why) = s(r, "why")
@@ -382,8 +395,10 @@ pub fn summarize(records: &[Value]) -> CheckJson {
                 }
             }
             "result" => {
+                // Every wrong result is kept (up to 256 an op), the right ones up to 64.
+                let ok = r.get("ok").and_then(Value::as_bool) == Some(true);
                 if let Some(o) = ops.get_mut(&(pid, id))
-                    && o.results.len() < 64
+                    && ((ok && o.results.len() < 64) || (!ok && o.results.len() < 256))
                 {
                     o.results.push(result_of(r));
                 }
@@ -416,8 +431,9 @@ pub fn summarize(records: &[Value]) -> CheckJson {
                 }
             }
             "graph_result" => {
+                let ok = r.get("ok").and_then(Value::as_bool) == Some(true);
                 if let Some(g) = graphs.get_mut(&(pid, id))
-                    && g.results.len() < 64
+                    && ((ok && g.results.len() < 64) || (!ok && g.results.len() < 256))
                 {
                     g.results.push(result_of(r));
                 }
@@ -478,6 +494,17 @@ fn is_right(o: &OpJson) -> bool {
     !is_wrong(o)
 }
 
+/// Checked and right: results came, none wrong, and the check neither failed nor gave up on
+/// it.
+fn is_checked_right(o: &OpJson) -> bool {
+    o.checked
+        && !o.results.is_empty()
+        && !is_wrong(o)
+        && o.unchecked.is_none()
+        && o.error.is_none()
+        && o.raised.is_none()
+}
+
 /// Whether `o` ran on the GPU (in a self-test, the CPU stands for it).
 fn on_gpu(o: &OpJson, self_test: bool) -> bool {
     self_test || o.device.split(':').next() != Some("cpu")
@@ -506,7 +533,7 @@ fn families(all: &[OpJson], self_test: bool) -> Vec<FamilyJson> {
         f.ops += 1;
         if is_wrong(o) {
             f.wrong += 1;
-        } else if o.checked && !o.results.is_empty() && o.unchecked.is_none() {
+        } else if is_checked_right(o) {
             f.right += 1;
         } else {
             f.unchecked += 1;
@@ -612,13 +639,17 @@ impl CheckJson {
             .iter()
             .filter(|o| on_gpu(o, self.self_test) && counts(o))
         {
-            if is_wrong(o) || (o.checked && !o.results.is_empty() && o.unchecked.is_none()) {
+            if is_wrong(o) || is_checked_right(o) {
                 continue;
             }
             let why = o.unchecked.as_deref().unwrap_or(if o.error.is_some() {
                 "the check failed on it"
+            } else if o.raised.is_some() {
+                "its call raised"
             } else if !o.returned {
                 "its call never returned"
+            } else if let Some(s) = o.skipped.first() {
+                s
             } else {
                 "no result came"
             });
@@ -626,6 +657,26 @@ impl CheckJson {
             if !v.iter().any(|l| l.starts_with(&format!("{} (", o.op))) {
                 v.push(line);
             }
+        }
+        if self.overflow {
+            v.push(
+                "more distinct ops than the check records in a process (3,000): the rest were \
+                 not checked"
+                    .to_owned(),
+            );
+        }
+        if self.numerics
+            && self.gpu_used == Some(true)
+            && !self
+                .all
+                .iter()
+                .any(|o| on_gpu(o, self.self_test) && counts(o))
+        {
+            v.push(
+                "the program used the GPU, but the check saw none of its ops (its work ran in a \
+                 thread other than the main one, or the check never started)"
+                    .to_owned(),
+            );
         }
         for g in &self.graphs {
             if let Some(why) = &g.unchecked {
@@ -640,16 +691,28 @@ impl CheckJson {
         v
     }
 
-    /// The kinds of the convolutions and batch norms on the GPU that were wrong or whose call
-    /// never returned (an error, or the process died in it), each once: what the search's
-    /// selective bypass routes.
+    /// The kinds of the convolutions and batch norms on the GPU that were wrong, whose call
+    /// raised, or that a process died in (its last op that never returned), each once: what
+    /// the search's selective bypass routes.
     pub fn failing_kinds(&self) -> Vec<String> {
+        // The op each process stopped in: its last op, where that never returned.
+        let mut last: BTreeMap<u32, usize> = BTreeMap::new();
+        for (i, o) in self.all.iter().enumerate() {
+            last.insert(o.pid, i);
+        }
+        let last_open: BTreeMap<u32, usize> = last
+            .into_iter()
+            .filter(|(_, i)| !self.all[*i].returned && self.all[*i].raised.is_none())
+            .collect();
         let mut v: Vec<String> = Vec::new();
-        for o in self.all.iter().filter(|o| on_gpu(o, self.self_test)) {
-            if !matches!(o.family.as_str(), "convolution" | "batch/instance norm") {
+        for (i, o) in self.all.iter().enumerate() {
+            if !on_gpu(o, self.self_test)
+                || !matches!(o.family.as_str(), "convolution" | "batch/instance norm")
+            {
                 continue;
             }
-            if (is_wrong(o) || !o.returned) && !v.contains(&o.kind) {
+            let died_in = last_open.get(&o.pid) == Some(&i);
+            if (is_wrong(o) || o.raised.is_some() || died_in) && !v.contains(&o.kind) {
                 v.push(o.kind.clone());
             }
         }
@@ -1149,6 +1212,89 @@ mod tests {
             Some("Conv2d 1x1 [convolution] (float32)")
         );
         assert_eq!(summarize(&r).failing_kinds(), vec!["Conv2d 1x1".to_owned()]);
+    }
+
+    #[test]
+    fn a_raise_the_program_caught_is_a_failing_kind_and_a_later_open_op_is_not() {
+        let mut r = base();
+        let mut bn = op(
+            1,
+            "BatchNorm2d training",
+            "miopen_batch_norm",
+            "batch/instance norm",
+            "cuda:0",
+        );
+        bn["backend_family"] = json!("MIOpen");
+        r.extend([
+            bn,
+            json!({"event": "raised", "pid": 7, "id": 1,
+                   "error": "RuntimeError: miopenStatusUnknownError"}),
+            conv(2, "Conv2d 3x3", "cuda:0", "MIOpen"),
+            conv(3, "Conv2d 1x1", "cuda:0", "MIOpen"),
+            returned(3),
+            result(3, "forward", 1e-7, true),
+        ]);
+        let c = summarize(&r);
+        // The batch norm raised; the 3x3 never returned but is not where the process ended.
+        assert_eq!(c.failing_kinds(), vec!["BatchNorm2d training".to_owned()]);
+        assert!(
+            c.unchecked()
+                .iter()
+                .any(|u| u.starts_with("miopen_batch_norm (its call raised")),
+            "{:?}",
+            c.unchecked()
+        );
+    }
+
+    #[test]
+    fn what_the_check_could_not_see_is_never_counted_right() {
+        // A wrong result after 64 right ones is kept; an op the check failed on is unchecked.
+        let mut r = base();
+        r.extend([
+            op(
+                1,
+                "_fused_adam_ 64 tensors",
+                "_fused_adam_",
+                "optimizer update",
+                "cuda:0",
+            ),
+            returned(1),
+        ]);
+        for _ in 0..70 {
+            r.push(result(1, "updated self", 1e-8, true));
+        }
+        r.push(result(1, "updated exp avg 3", 0.5, false));
+        r.extend([
+            op(2, "mm 4x4, 4x4", "mm", "GEMM", "cuda:0"),
+            returned(2),
+            result(2, "forward", 1e-8, true),
+            json!({"event": "check_error", "pid": 7, "id": 2, "error": "ValueError: x"}),
+            json!({"event": "overflow", "pid": 7, "max_ops": 3000}),
+        ]);
+        let c = summarize(&r);
+        assert!(
+            c.failure(&Bypass::None)
+                .unwrap()
+                .contains("updated exp avg 3"),
+            "{c:?}"
+        );
+        let u = c.unchecked();
+        assert!(
+            u.iter().any(|l| l.starts_with("mm (the check failed")),
+            "{u:?}"
+        );
+        assert!(u.iter().any(|l| l.contains("3,000")), "{u:?}");
+        // GPU used, no op seen (the work ran in a thread the check does not watch).
+        let mut r = base();
+        r.push(json!({"event": "exit", "pid": 7, "gpu_used": true}));
+        let c = summarize(&r);
+        assert!(
+            c.unchecked()
+                .iter()
+                .any(|l| l.contains("saw none of its ops")),
+            "{:?}",
+            c.unchecked()
+        );
     }
 
     #[test]

@@ -32,8 +32,13 @@ class Run:
         return [(ops[(r["pid"], r["id"])], r) for r in self.events("result") if not r["ok"]]
 
     def unchecked(self):
+        """Ops whose numbers were not checked, with why: said when first seen (the op record's
+        `why`) or after (an unchecked event); random numbers and ops that compute nothing
+        aside."""
         ops = self.ops()
-        return [(ops[(r["pid"], r["id"])], r["why"]) for r in self.events("unchecked")]
+        first = [(o, o["why"]) for o in ops.values()
+                 if o.get("why") and not o.get("random") and o.get("computes", True)]
+        return first + [(ops[(r["pid"], r["id"])], r["why"]) for r in self.events("unchecked")]
 
     def errors(self):
         return [r["error"] for r in self.events("check_error")]

@@ -68,6 +68,21 @@ class Judge(unittest.TestCase):
         got = torch.tensor([1.0, float("inf")], dtype=torch.float16)
         self.assertTrue(compare.judge(torch, got, ref, None, "float16")["ok"])
 
+    def test_where_the_exact_result_is_not_finite_the_implementation_decides(self):
+        # A row of attention masked whole: the exact softmax is 0/0, a fused kernel writes 0.
+        ref = torch.tensor([[float("nan"), float("nan")], [0.25, 0.75]], dtype=torch.float64)
+        got = torch.tensor([[0.0, 0.0], [0.25, 0.75]])
+        self.assertTrue(compare.judge(torch, got, ref, None, "float32")["ok"])
+        got[1, 0] = 0.3
+        self.assertFalse(compare.judge(torch, got, ref, None, "float32")["ok"])
+
+    def test_complex_results_are_judged_in_both_parts(self):
+        torch.manual_seed(0)
+        ref = torch.randn(64, dtype=torch.complex128)
+        got = (ref.real + 1j * ref.imag * 1.02).to(torch.complex64)
+        self.assertFalse(compare.judge(torch, got, ref, None, "float32")["ok"])
+        self.assertTrue(compare.judge(torch, ref.to(torch.complex64), ref, None, "float32")["ok"])
+
     def test_exact_results(self):
         self.assertTrue(compare.judge_exact(torch, torch.tensor([1, 2]), torch.tensor([1, 2]))["ok"])
         self.assertFalse(compare.judge_exact(torch, torch.tensor([1, 2]), torch.tensor([1, 3]))["ok"])

@@ -32,6 +32,9 @@ class NothingBreaks(unittest.TestCase):
     def test_the_check(self):
         r = self.same({})
         self.assertFalse(r.wrong(), r.wrong()[:3])
+        # The program's own exception is said, and raised as it was.
+        raised = [e["error"] for e in r.events("raised")]
+        self.assertTrue(any("cannot be multiplied" in e for e in raised), raised)
 
     def test_the_bypass(self):
         self.same({"RDNA1_MIOPEN_BYPASS": "1"})

@@ -67,6 +67,19 @@ class Attention(unittest.TestCase):
                                       "dropout_p": 0.1}, None)
 
 
+class Defaults(unittest.TestCase):
+    def test_arguments_at_their_default_are_bound(self):
+        # The dispatcher leaves them out: a non-causal flash attention comes without is_causal.
+        from rdna1_check import calls
+        q, k, v = _qkv()
+        op = torch.ops.aten._scaled_dot_product_flash_attention.default
+        named = calls.bind(op, (q, k, v), {})
+        self.assertIs(named["is_causal"], False)
+        self.assertEqual(named["dropout_p"], 0.0)
+        got = references._flash(torch, named, None)[0]
+        torch.testing.assert_close(got, F.scaled_dot_product_attention(q, k, v))
+
+
 class BatchNorm(unittest.TestCase):
     def test_cudnn_and_miopen_batch_norm_as_pytorchs_own(self):
         torch.manual_seed(0)

@@ -169,6 +169,19 @@ def _():
             dist.destroy_process_group()
 
 
+@case("a higher-order op (torch.cond), eager")
+def _():
+    x = torch.randn(4)
+    return torch.cond(x.sum() > 0, lambda x: x.sin(), lambda x: x.cos(), (x,))
+
+
+@case("the random streams after a training step")
+def _():
+    net = small()
+    net(X).sum().backward()
+    return [torch.rand(4), torch.randn(3), torch.randint(0, 100, (3,))]
+
+
 @case("an error the program expects")
 def _():
     return torch.randn(3, 4) @ torch.randn(5, 6)

@@ -3,11 +3,19 @@ everything a backend chooses its kernel by), and its tensors mapped to the CPU."
 
 
 def bind(func, args, kwargs):
-    """The call's arguments by their schema names."""
+    """The call's arguments by their schema names, with the defaults of those not given (the
+    dispatcher leaves out arguments at their default value)."""
     named = {}
     for a, v in zip(func._schema.arguments, args):
         named[a.name] = v
     named.update(kwargs)
+    for a in func._schema.arguments:
+        if a.name not in named:
+            try:
+                if a.has_default_value():
+                    named[a.name] = a.default_value
+            except Exception:
+                pass
     return named
 
 

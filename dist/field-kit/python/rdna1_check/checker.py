@@ -15,6 +15,9 @@ from .sink import number, text
 
 # Distinct ops recorded per process: a program that makes more is recorded up to here.
 MAX_OPS = 3000
+# Calls of one op not judged for an input that is not finite before the next is judged as it
+# is (a mask of -inf is routine, not only a loss scaler's overflow step).
+RETRIES = 3
 # Big families recorded also when they run on the CPU (to say where a network ran).
 CPU_RECORDED = ("convolution", "batch/instance norm", "layer norm", "group norm", "GEMM",
                 "attention")
@@ -47,6 +50,7 @@ class Checker:
         # Calls since the last new op (the mode steps aside after enough of them).
         self.calls_since_new = 0
         self.new_since_step = 0
+        self.retries = {}
 
     # -- one call --------------------------------------------------------------------------------
 
@@ -69,7 +73,16 @@ class Checker:
             except Exception as e:
                 self.sink.write({"event": "check_error", "id": ident, "error": text(e)})
                 checking = False
-        out = func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except BaseException as e:
+            # The program's own exception (MIOpen's error for a kernel that does not compile,
+            # an out-of-memory its code catches): said, then raised as it was.
+            try:
+                self.sink.write({"event": "raised", "id": ident, "error": text(e)})
+            except Exception:
+                pass
+            raise
         try:
             self.sink.write({"event": "returned", "id": ident})
             if checking and before is not None:
@@ -137,6 +150,9 @@ class Checker:
             why = "numbers not checked (RDNA1_CHECK is not numerics)"
         elif not on_gpu:
             why = "ran on the CPU"
+        elif family == "custom op":
+            why = ("no CPU reference run: not one of PyTorch's own ops (a library's own kernel: "
+                   "what it computes is its own)")
         elif self.spent > self.settings.budget_s:
             why = (f"the check's {self.settings.budget_s:g} s of CPU references were spent "
                    "before this op was first seen")
@@ -220,6 +236,9 @@ class Checker:
             if plan is not None and plan.results.get(i) == "rerun":
                 got.append("rerun")
                 continue
+            if plan is not None and i not in plan.results:  # not known to split: not judged
+                got.append(None)
+                continue
             got.append(plan.slice_result(torch, i, o) if plan is not None else o)
         with no_modes(torch):
             inputs_finite = self._finite_inputs(cpu)
@@ -231,16 +250,22 @@ class Checker:
                                                 if plan is not None else named[n], False)
                            for n in written if named.get(n) is not None}
             if not inputs_finite:
-                self._again(ident, key, "an input is not finite (a loss scaler's overflow step)")
-                return out
+                tries = self.retries.get(key, 0)
+                if tries < RETRIES:
+                    self.retries[key] = tries + 1
+                    self._again(ident, key, "an input is not finite (a loss scaler's overflow "
+                                            "step)")
+                    return out
             try:
-                ref_named = {k: references.to_cpu(torch, v, True) for k, v in cpu.items()}
-                ref = references.run(torch, func, name, ref_named, gpu_cpu)
-                low_named = {k: references.to_cpu(torch, v, False) for k, v in cpu.items()}
-                try:
-                    low = references.run(torch, func, name, low_named, gpu_cpu)
-                except Exception:  # no CPU kernel for these types: the floors alone judge
-                    low, low_named = None, None
+                # The program's random streams are not touched by the references.
+                with torch.random.fork_rng(devices=[]):
+                    ref_named = {k: references.to_cpu(torch, v, True) for k, v in cpu.items()}
+                    ref = references.run(torch, func, name, ref_named, gpu_cpu)
+                    low_named = {k: references.to_cpu(torch, v, False) for k, v in cpu.items()}
+                    try:
+                        low = references.run(torch, func, name, low_named, gpu_cpu)
+                    except Exception:  # no CPU kernel for these types: the floors alone judge
+                        low, low_named = None, None
             except references.NoReference as e:
                 self._unchecked(ident, str(e))
                 return out
@@ -266,9 +291,8 @@ class Checker:
             if is_rerun:
                 g = g[0]
             lp = low[i] if low is not None and i < len(low) else None
-            self._result(ident, rec, label, g, r, lp, name, i,
-                         plan.note(True) if is_rerun else note)
-            judged += 1
+            judged += self._result(ident, rec, label, g, r, lp, name, i,
+                                   plan.note(True) if is_rerun else note)
         for n, g in gpu_written.items():
             r = ref_named.get(n)
             lp = low_named.get(n) if low_named is not None else None
@@ -276,8 +300,7 @@ class Checker:
                                              calls.tensors_in(torch, r))):
                 lt = calls.tensors_in(torch, lp)[j] if lp is not None else None
                 label = f"updated {n.replace('_', ' ')}" + (f" {j}" if isinstance(g, list) else "")
-                self._result(ident, rec, label, gt, rt, lt, name, None, note)
-                judged += 1
+                judged += self._result(ident, rec, label, gt, rt, lt, name, None, note)
                 if j >= 63:
                     break
         if judged == 0:
@@ -315,7 +338,7 @@ class Checker:
         if got.is_floating_point() or got.is_complex():
             verdict = compare.judge(torch, got, ref, low, self._math(rec, got.dtype))
         elif index is not None and name in families.POSITIONS:
-            return
+            return False
         else:
             verdict = compare.judge_exact(torch, got, ref)
         out = {"event": "result", "id": ident, "direction": direction}
@@ -324,6 +347,7 @@ class Checker:
         if note:
             out["note"] = note
         self.sink.write(out)
+        return True
 
     def _inject(self, rec, names, outs):
         spec = self.settings.inject

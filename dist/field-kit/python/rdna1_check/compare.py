@@ -48,6 +48,11 @@ def judge(torch, got, ref, lowp, math):
     shape), the CPU's own (lowp_rms_rel, lowp_max_rel) where `lowp` (the same op on the CPU in
     the GPU's types) is given, the bounds applied and ok. Non-finite results fail unless the
     reference is non-finite at the same places (an overflow of the program's own numbers)."""
+    if got.is_complex():  # both parts judged
+        got = torch.view_as_real(got.detach().resolve_conj())
+        ref = torch.view_as_real(ref.detach().resolve_conj()) if ref.is_complex() else ref
+        lowp = torch.view_as_real(lowp.detach().resolve_conj()) \
+            if lowp is not None and lowp.is_complex() else lowp
     limit = torch.finfo(got.dtype).max if got.dtype.is_floating_point else float("inf")
     got = got.detach().to("cpu", torch.float64)
     ref = ref.detach().to("cpu", torch.float64)
@@ -66,20 +71,23 @@ def judge(torch, got, ref, lowp, math):
         return out
     finite_ref = torch.isfinite(ref)
     finite_got = torch.isfinite(got)
-    if not bool(finite_got.all()):
-        bad_got, bad_ref = got[~finite_got], ref[~finite_got]
-        same = bool((finite_got == finite_ref).all()) and bool(
-            ((bad_got == bad_ref) | (torch.isnan(bad_got) & torch.isnan(bad_ref))).all())
-        if not same:
-            out.update(rms_rel=float("inf"), max_rel=float("inf"), tolerance_rms=floor_rms,
-                       tolerance_max=floor_max, ok=False, why="not finite where the exact "
-                       "result is")
-            return out
-        # The same overflow as the exact result's: the finite rest is judged.
-        got, ref = got[finite_got], ref[finite_got]
+    both_not = ~finite_got & ~finite_ref
+    if bool((~finite_got & finite_ref).any()) or not bool(
+            ((got[both_not] == ref[both_not])
+             | (torch.isnan(got[both_not]) & torch.isnan(ref[both_not]))).all()):
+        out.update(rms_rel=float("inf"), max_rel=float("inf"), tolerance_rms=floor_rms,
+                   tolerance_max=floor_max, ok=False, why="not finite where the exact result "
+                   "is, or another non-finite value")
+        return out
+    # The same overflow as the exact result's is right; where the exact result is not finite
+    # and the GPU's is (a row of attention masked whole: 0/0), an implementation's convention
+    # decides: those places are not judged. The rest is.
+    keep = finite_got & finite_ref
+    if not bool(keep.all()):
+        got, ref = got[keep], ref[keep]
         if lowp is not None:
             lowp = lowp.detach().to("cpu", torch.float64)
-            lowp = lowp[finite_got] if lowp.shape == finite_got.shape else None
+            lowp = lowp[keep] if lowp.shape == keep.shape else None
         if got.numel() == 0:
             out.update(rms_rel=0.0, max_rel=0.0, tolerance_rms=floor_rms,
                        tolerance_max=floor_max, ok=True)

@@ -28,6 +28,8 @@ from .sink import number, text
 # `NAME = async_compile.cpp_pybinding([...], ...)` (the CPU's), and the extern calls.
 _KERNEL = re.compile(r"^(\w+) = async_compile\.\w+\(", re.M)
 _EXTERN = re.compile(r"\bextern_kernels\.(\w+)\(")
+# Elements of a graph's inputs its CPU reference may take (about 2 GB in float64, twice).
+GRAPH_ELEMENTS = 2.5e8
 
 
 def install(torch, module, check):
@@ -131,12 +133,16 @@ class Graphs:
             if state["done"]:
                 return real(args) if boxed else real(*args)
             state["done"] = True
-            try:
-                inputs = [references.to_cpu(graphs.torch, a, False) for a in args]
-            except Exception as e:
-                graphs.sink.write({"event": "graph_unchecked", "id": ident,
-                                   "why": f"its inputs could not be copied: {text(e)}"})
-                inputs = None
+            inputs = None
+            why = graphs.too_much(args)
+            if why is not None:
+                graphs.sink.write({"event": "graph_unchecked", "id": ident, "why": why})
+            else:
+                try:
+                    inputs = [references.to_cpu(graphs.torch, a, False) for a in args]
+                except Exception as e:
+                    graphs.sink.write({"event": "graph_unchecked", "id": ident,
+                                       "why": f"its inputs could not be copied: {text(e)}"})
             out = real(args) if boxed else real(*args)
             if inputs is not None:
                 t0 = time.monotonic()
@@ -164,14 +170,31 @@ class Graphs:
                 return first(list(args))
         setattr(holder, attr, wrapper)
 
+    def too_much(self, args):
+        """Why a graph is not checked before anything is copied: the check's time spent, or
+        inputs too large for a reference on the CPU (a whole model's parameters and
+        activations, twice, in float64)."""
+        torch = self.torch
+        checker = self.check.checker
+        if checker is not None and checker.spent > checker.settings.budget_s:
+            return (f"the check's {checker.settings.budget_s:g} s of CPU references were spent "
+                    "before the graph first ran")
+        total = sum(a.numel() for a in args if isinstance(a, torch.Tensor))
+        if total > GRAPH_ELEMENTS:
+            return (f"too large to run on the CPU ({total:.3g} elements of inputs, more than "
+                    f"{GRAPH_ELEMENTS:.3g})")
+        return None
+
     def judge(self, ident, gm, inputs, out):
         torch = self.torch
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
-        ref = _run_on_cpu(torch, gm, [references.to_cpu(torch, a, True) for a in inputs], True)
-        try:
-            low = _run_on_cpu(torch, gm, inputs, False)
-        except Exception:
-            low = None
+        with torch.random.fork_rng(devices=[]):
+            ref = _run_on_cpu(torch, gm, [references.to_cpu(torch, a, True) for a in inputs],
+                              True)
+            try:
+                low = _run_on_cpu(torch, gm, inputs, False)
+            except Exception:
+                low = None
         refs = list(ref) if isinstance(ref, (list, tuple)) else [ref]
         lows = (list(low) if isinstance(low, (list, tuple)) else [low]) if low is not None \
             else [None] * len(refs)

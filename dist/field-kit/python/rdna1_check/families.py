@@ -64,7 +64,9 @@ for _family, _names in {
         _FAMILY[_n] = _family
 
 # Families whose ops compute nothing to check: their calls are recorded, never counted.
-NOT_COMPUTED = ("view", "allocation")
+# Collectives (c10d) move numbers between processes: running them again for a reference would
+# talk to the other ranks.
+NOT_COMPUTED = ("view", "allocation", "communication")
 # Random numbers: nothing to compare them with; listed, never counted as checked or unchecked.
 NOT_COMPARABLE = ("random",)
 
@@ -118,18 +120,24 @@ def name_of(func):
 def family_of(torch, func):
     """The op's family (see _FAMILY)."""
     name = name_of(func)
-    if getattr(func, "namespace", "aten") not in ("aten", "prims"):
+    namespace = getattr(func, "namespace", "aten")
+    if namespace.startswith(("c10d", "_c10d")) or namespace == "_dtensor":
+        return "communication"
+    if namespace not in ("aten", "prims"):
         return "custom op"
     fam = _FAMILY.get(name)
     if fam is not None:
         return fam
+    tag = getattr(torch, "Tag", None)
+    seeded = getattr(tag, "nondeterministic_seeded", None) if tag is not None else None
+    if seeded is not None and seeded in (getattr(func, "tags", ()) or ()):
+        return "random"
     if name.startswith(("_foreach_", "_fused_")):
         return "optimizer update"
     if getattr(func, "is_view", False) or name in ("detach", "alias", "lift_fresh", "_unsafe_view",
                                                    "view", "as_strided"):
         return "view"
     tags = getattr(func, "tags", ()) or ()
-    tag = getattr(torch, "Tag", None)
     if tag is not None:
         if getattr(tag, "pointwise", None) in tags:
             return "elementwise"

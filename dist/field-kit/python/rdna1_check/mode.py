@@ -23,7 +23,24 @@ import threading
 def make_mode_class(torch):
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    op_overload = torch._ops.OpOverload
+    is_capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
+    cuda_ready = getattr(torch.cuda, "is_initialized", lambda: False)
+
+    def capturing():
+        """Whether the current CUDA stream is capturing a graph (never without CUDA)."""
+        if is_capturing is None or not cuda_ready():
+            return False
+        try:
+            return bool(is_capturing())
+        except Exception:
+            return False
+
     class CheckMode(TorchDispatchMode):
+        # Higher-order operators (flex_attention, cond, user Triton ops) come here too; they
+        # pass through (a mode that does not say so makes them raise).
+        supports_higher_order_operators = True
+
         def __init__(self, checker):
             super().__init__()
             self.checker = checker
@@ -34,7 +51,8 @@ def make_mode_class(torch):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             c = self.checker
-            if not self.looking or getattr(self.local, "busy", False):
+            if (not self.looking or getattr(self.local, "busy", False)
+                    or not isinstance(func, op_overload)):
                 return func(*args, **kwargs)
             try:
                 # Tracing tensors, and a torch.jit.trace in progress (which would record the
@@ -44,6 +62,10 @@ def make_mode_class(torch):
                 key = c.keys.key(func, args, kwargs)
                 seen = key in c.seen
             except Exception:  # an argument that cannot be a key: never break the program
+                return func(*args, **kwargs)
+            if not seen and capturing():
+                # A CUDA graph being captured: a copy to the CPU would break the capture. The
+                # op is checked at a later call outside it.
                 return func(*args, **kwargs)
             if seen:
                 c.calls_since_new += 1
@@ -99,18 +121,29 @@ class Life:
             self.torch.cuda._lazy_call(self._push)
 
     def _push(self, *args):
+        """Never raises (it runs inside CUDA's lazy initialisation and as a module hook)."""
+        try:
+            self._push_now()
+        except Exception as e:
+            self.sink.write({"event": "check_error", "id": None,
+                             "error": f"the check could not start: {type(e).__name__}: {e}"})
+        return None
+
+    def _push_now(self):
         """Onto an empty stack only (a program's own mode below ours would be popped by its
-        own exit instead of itself): else at the next nn.Module call where the stack is
-        empty."""
+        own exit instead of itself), from the main thread only (where a training loop runs;
+        CUDA may first be used from another, a DataLoader's pin-memory thread): else at the
+        next nn.Module call where both hold."""
         torch = self.torch
         with self.lock:
             if self.pushed or self.left:
-                return None
-            if torch._C._len_torch_dispatch_stack() != 0:
+                return
+            if (torch._C._len_torch_dispatch_stack() != 0
+                    or threading.current_thread() is not threading.main_thread()):
                 if not self.push_hooked:
                     self.push_hooked = True
                     self._module_hook(self._push)
-                return None
+                return
             self.pushed = True
         self.thread = threading.get_ident()
         self.mode.__enter__()
@@ -125,7 +158,6 @@ class Life:
         self.mode.on_stop = self._stopped
         self._guard_trace()
         self.sink.write({"event": "looking", "thread": threading.current_thread().name})
-        return None
 
     def _guard_trace(self):
         """torch.jit.trace records every op called from Python while it traces, a mode's
@@ -223,6 +255,15 @@ class Life:
         return None
 
     def _in_child(self):
-        """A forked child (a DataLoader worker: no GPU work) leaves the mode at once."""
-        self.mode.looking = False
-        self._safe_point()
+        """A forked child (a DataLoader worker: no GPU work) leaves the mode at once. Locks
+        another thread held at the fork stay held in the child: they are made anew."""
+        try:
+            self.lock = threading.Lock()
+            self.sink.lock = threading.Lock()
+            self.checker.lock = threading.Lock()
+            self.mode.looking = False
+            if not self.pushed:
+                self.left = True
+            self._safe_point()
+        except Exception:
+            pass

@@ -148,8 +148,16 @@ def _route(torch, op, inner, kinds, get, flag, compiling):
             def post(grad_inputs, grad_outputs):
                 flag(saved.pop() if saved else True)
 
-            node.register_prehook(pre)
-            node.register_hook(post)
+            try:
+                # The hook that puts the flag back first: a pre-hook alone would leave it off.
+                handle = node.register_hook(post)
+                try:
+                    node.register_prehook(pre)
+                except Exception:
+                    handle.remove()
+                    raise
+            except Exception:  # never the program's failure: its backward runs unrouted
+                pass
         return out
 
     python_function = _builtin(torch, inner) is None and hasattr(inner, "__globals__")
