@@ -35,8 +35,7 @@ import runpy, sys, torch
 torch.backends.cudnn.allow_tf32 = False
 sys.argv = ['battery.py', '--no-half', '--wrong', '1x1:weight:1.01']
 runpy.run_path('$fk/battery.py', run_name='__main__')" | tail -n 1 >"$out/battery-wrong.json"
-step "what the wrappers cost a step once every layer was seen"
-python3 "$top/tests/device/wrapper_cost.py" | sed "s/^/wrapper cost: /" >&2
+# What the check costs a step: tests/device/check-gpu.sh (check_cost.py), side by side.
 
 # ResNet-18, side by side: no check, the check recording layers only, the numerics check.
 for round in 1; do

@@ -40,10 +40,9 @@ kinds = {}
 for f in glob.glob(sys.argv[1] + "/check-*.jsonl"):
     for line in open(f):
         r = json.loads(line)
-        if r.get("event") == "layer":
-            kinds[(f, r["id"])] = r["kind"].split(" ")[0] + (" 1x1" if " 1x1" in r["kind"] else "")
-        elif r.get("event") == "backend":
-            seen[(kinds.get((f, r["id"]), "?"), r["backend"])] += 1
+        if r.get("event") == "op" and r.get("family") in ("convolution", "batch/instance norm"):
+            kind = r["kind"].split(" ")[0] + (" 1x1" if " 1x1" in r["kind"] else "")
+            seen[(kind, r.get("backend"))] += 1
 print(json.dumps({f"{k} on {b}": n for (k, b), n in sorted(seen.items())}))
 PY
 	done
