@@ -68,13 +68,6 @@ class Keys:
         return tuple(parts)
 
 
-def plain(torch, types):
-    """Whether every tensor type of the call is a plain tensor (not a FakeTensor, a functional
-    or another subclass with its own dispatch: those are tracing, not computing)."""
-    base = torch.Tensor.__torch_dispatch__
-    return all(getattr(t, "__torch_dispatch__", base) is base for t in types)
-
-
 def device_of(torch, named):
     """The device the call computes on: its first tensor's, else a `device` argument's."""
     for v in named.values():
