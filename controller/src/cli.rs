@@ -188,13 +188,18 @@ pub enum Command {
     /// Find what makes your network train on the GPU, correctly: runs the command (default: the
     /// shipped layer battery, which checks every kind of layer against float64) under one
     /// configuration after another until one passes: exit 0, no GPU fault of its processes,
-    /// GPU work seen in KFD, and the numbers right where checked (a Python command's
-    /// convolutions and batch norms are checked in its own process).
+    /// GPU work seen in KFD, and the numbers right where checked (a Python command's GPU ops
+    /// and compiled graphs are checked in its own process).
     ///
     /// The plan, in the order the public evidence gives (docs/CLI.md cites it): your
     /// environment as it is (a pass: nothing to change); only the RDNA1 GPU visible on a host
     /// with several; HSA_OVERRIDE_GFX_VERSION removed, or 10.1.0 on a gfx1011/gfx1012 (never
-    /// 10.3.0), kept for the steps after it; MIOPEN_FIND_MODE=FAST; then the elimination: the
+    /// 10.3.0), kept for the steps after it; where the check named them failing: compiled code
+    /// (Triton's buffer ops off, AMDGCN_USE_BUFFER_OPS=0, with caches of its own; then
+    /// torch.compile off, a diagnostic), attention (each SDPA kernel off in turn, the math
+    /// kernel last), GEMMs (rocBLAS), bfloat16 (answered with float16, then float32: gfx10 has
+    /// none); MIOpen's steps, unless no convolution or batch norm ran on the GPU:
+    /// MIOPEN_FIND_MODE=FAST; then the elimination: the
     /// failing run again with MIOpen's log, the solver running at the fault switched off by its
     /// own variable (its family's, as GEMM's), one more each run, until it passes (where the
     /// log names none: the direct, GEMM and Winograd families two at a time); MIOpen's GCN

@@ -253,6 +253,8 @@ fn it_stops_when_a_configuration_holds_and_applies_each_arm_as_documented() {
     assert_eq!(d["ended"], "a configuration kept");
     let want = [
         ("baseline", "fail"),
+        // Not Python: the check sees none of its ops, so nothing points beyond MIOpen.
+        ("beyond-miopen", "skipped"),
         ("miopen-find-fast", "fail"),
         ("miopen-no-implicit-gemm", "skipped"),
         ("miopen-no-fft", "skipped"),
@@ -578,6 +580,8 @@ fn help_teaches_what_is_tried_and_how_to_keep_it() {
     let h = text(&o.stdout);
     for w in [
         "MIOPEN_FIND_MODE",
+        "AMDGCN_USE_BUFFER_OPS",
+        "math kernel",
         "Winograd",
         "never 10.3.0",
         "--keep",
@@ -953,4 +957,138 @@ fn a_keep_file_that_cannot_be_written_is_refused_before_the_first_run() {
         "{err}"
     );
     assert!(s.log().is_empty(), "a run started: {:?}", s.log());
+}
+
+/// A compiled graph's records as the in-process check writes them (and a GEMM that was right),
+/// from a program that stands for a torch.compile'd fine-tune: the graph's kernels write zeros
+/// unless AMDGCN_USE_BUFFER_OPS=0 (unsloth #11614). It logs the Triton and Inductor cache
+/// directories each run got, and whether they existed then.
+const COMPILED_ZEROS: &str = r#"d = os.environ['RDNA1_CHECK_DIR']; pid = os.getpid()
+zeros = os.environ.get('AMDGCN_USE_BUFFER_OPS') != '0'
+caches = [os.environ.get(k, '') for k in ('TRITON_CACHE_DIR', 'TORCHINDUCTOR_CACHE_DIR')]
+with open(os.environ['CACHE_LOG'], 'a') as f:
+    f.write(' '.join(f'{c}:{str(os.path.isdir(c)).lower()}' for c in caches) + '\n')
+res = lambda i, ok, err: {'event': 'result', 'pid': pid, 'id': i, 'direction': 'forward', 'math': 'float32', 'rms_rel': err, 'max_rel': err, 'tolerance_rms': 1e-5, 'tolerance_max': 1e-4, 'ok': ok}
+recs = [{'event': 'torch', 'pid': pid, 'torch': '2.10.0+rocm7.1', 'hip': '7.1', 'cuda': None, 'numerics': True, 'bypass': False, 'bypass_kinds': []},
+        {'event': 'op', 'pid': pid, 'id': 1, 'kind': 'mm 2048x256 @ 256x768', 'op': 'mm', 'family': 'GEMM', 'dtype': 'float32', 'layout': 'contiguous', 'device': 'cuda:0', 'device_name': 'AMD Radeon RX 5700 XT', 'checked': True, 'inputs': [[2048, 256], [256, 768]]},
+        res(1, True, 1e-7), {'event': 'returned', 'pid': pid, 'id': 1},
+        {'event': 'graph', 'pid': pid, 'id': 2, 'graph': 'forward 0', 'kernels': ['triton_per_fused_native_layer_norm_0'], 'ops': ['native_layer_norm']},
+        res(2, not zeros, 1.0 if zeros else 1e-7) | {'event': 'graph_result'},
+        {'event': 'exit', 'pid': pid, 'gpu_used': True}]
+with open(os.path.join(d, f'check-{pid}.jsonl'), 'a') as f:
+    f.write(''.join(json.dumps(r) + '\n' for r in recs))
+"#;
+
+#[test]
+fn a_compiled_graph_writing_zeros_is_cured_by_tritons_switch_with_caches_of_its_own() {
+    let s = Setup::new("compiled", "exit 0");
+    let prog = s.gpu_program("finetune.py", COMPILED_ZEROS);
+    let python = s.python("bin", ROCM_PYTHON);
+    let cache_log = s.dir.join("cachelog");
+    std::fs::write(&cache_log, "").unwrap();
+    std::fs::set_permissions(&cache_log, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let kept = s.dir.join("kept.env");
+    let o = s
+        .command(
+            &[
+                "--json",
+                "search",
+                "--keep",
+                kept.to_str().unwrap(),
+                "--",
+                python.to_str().unwrap(),
+                prog.to_str().unwrap(),
+            ],
+            &[("CACHE_LOG", cache_log.to_str().unwrap())],
+        )
+        .output()
+        .unwrap();
+    let d = doc(&o);
+    assert_eq!(o.status.code(), Some(0), "{d}\n{}", text(&o.stderr));
+    assert_eq!(d["winner"], "triton-no-buffer-ops", "{d}");
+    let out = outcomes(&d);
+    assert_eq!(out[0], ("baseline".into(), "fail".into()), "{out:?}");
+    assert!(
+        d["arms"][0]["failure"]
+            .as_str()
+            .unwrap()
+            .contains("compiled forward 0 graph, kernels triton_per_fused_native_layer_norm_0"),
+        "{}",
+        d["arms"][0]
+    );
+    assert_eq!(
+        out[1],
+        ("triton-no-buffer-ops".into(), "pass".into()),
+        "{out:?}"
+    );
+    // No convolution or batch norm ran: MIOpen's steps were passed over, saying why.
+    let miopen = d["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "miopen");
+    assert!(
+        miopen.is_none_or(|a| a["skipped"]
+            .as_str()
+            .unwrap()
+            .contains("no convolution or batch norm")),
+        "{miopen:?}"
+    );
+    assert!(
+        !out.iter().any(|(id, _)| id == "miopen-find-fast"),
+        "{out:?}"
+    );
+    // The baselines had the owner's caches (none here); each run of the switch caches of its
+    // own, there while it ran, gone after.
+    let caches = std::fs::read_to_string(&cache_log).unwrap();
+    let lines: Vec<&str> = caches.lines().collect();
+    assert_eq!(lines[0], ":false :false", "{caches}");
+    assert_eq!(
+        lines.len(),
+        5,
+        "baseline, the switch, 2 confirmations, baseline again"
+    );
+    for l in lines[1..4].iter() {
+        let dirs: Vec<&str> = l.split(' ').collect();
+        assert!(dirs.iter().all(|x| x.ends_with(":true")), "{caches}");
+        for x in dirs {
+            assert!(!Path::new(x.trim_end_matches(":true")).exists(), "{x} left");
+        }
+    }
+    // Kept with caches of its own below the user's home, and `run` reproduces the pass.
+    let text_kept = std::fs::read_to_string(&kept).unwrap();
+    assert!(
+        text_kept.contains("AMDGCN_USE_BUFFER_OPS=0\n"),
+        "{text_kept}"
+    );
+    assert!(text_kept.contains("TRITON_CACHE_DIR="), "{text_kept}");
+    assert!(
+        text_kept.contains("TORCHINDUCTOR_CACHE_DIR="),
+        "{text_kept}"
+    );
+    let o = s
+        .command(
+            &[
+                "run",
+                "--env",
+                kept.to_str().unwrap(),
+                "--check-exit",
+                "wrong",
+                "--",
+                python.to_str().unwrap(),
+                prog.to_str().unwrap(),
+            ],
+            &[("CACHE_LOG", cache_log.to_str().unwrap())],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let last = std::fs::read_to_string(&cache_log).unwrap();
+    assert!(
+        last.lines()
+            .last()
+            .unwrap()
+            .ends_with("inductor-cache:true"),
+        "{last}"
+    );
 }

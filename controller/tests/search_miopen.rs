@@ -350,9 +350,11 @@ fn help_names_the_plan_in_its_order() {
     let order = [
         "as it is",
         "HSA_OVERRIDE_GFX_VERSION",
+        "AMDGCN_USE_BUFFER_OPS",
+        "math kernel",
         "MIOPEN_FIND_MODE=FAST",
         "elimination",
-        "GCN",
+        "GCN assembly",
         "failing layer kinds",
         "enforce",
         "passes twice more",

@@ -13,8 +13,11 @@
 #  3. cost: check_cost.py's GPT-style and ResNet-18 steps, a plain process and one with the
 #     check alternated, three rounds each.
 # Needs torchvision and expecttest (carried as wheels: the device README says how).
+# usage: check-gpu.sh OUT [SECTIONS]   (SECTIONS: digits of the parts to run, default 123, so
+# that one device call stays inside its 10 minutes)
 set -uo pipefail
 out=$1
+sections=${2:-123}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 progs=$top/tests/field-kit/programs
 rec=$(mktemp -d)
@@ -27,9 +30,11 @@ checked() {
 	local name=$1
 	shift
 	mkdir -p "$rec/$name"
-	env PYTHONPATH="$top/dist/field-kit/python:$top/tests/faults" RDNA1_CHECK_DIR="$rec/$name" \
+	env PYTHONPATH="$top/dist/field-kit/python:$top/tests/faults${PYTHONPATH:+:$PYTHONPATH}" RDNA1_CHECK_DIR="$rec/$name" \
 		RDNA1_CHECK=numerics NVIDIA_TF32_OVERRIDE=0 "$@"
 }
+summary() { python3 "$top/tests/device/summarize.py" "$rec"/*/ >"$out/check-gpu-summary.json"; }
+if [[ $sections == *1* ]]; then
 echo "== 1. faults named" >&2
 checked direct-conv RDNA1_FAULTS=op=convolution,action=wrong,factor=1.01,cudnn=1 \
 	python3 "$progs/direct_conv.py" >&2
@@ -42,13 +47,18 @@ checked compiled-zeros RDNA1_FAULTS=compiled=forward,action=zeros,unless=AMDGCN_
 	python3 "$progs/transformer_step.py" --compile --steps 6 --dim 256 >&2
 checked compiled-cured AMDGCN_USE_BUFFER_OPS=0 RDNA1_FAULTS=compiled=forward,action=zeros,unless=AMDGCN_USE_BUFFER_OPS=0 \
 	python3 "$progs/transformer_step.py" --compile --steps 6 --dim 256 >&2
+summary
+fi
+if [[ $sections == *2* ]]; then
 echo "== 2. nothing breaks" >&2
 for p in behaviours samples; do
-	env PYTHONPATH="$top/tests/faults" python3 "$progs/$p.py" >"$rec/$p-plain.json" 2>>"$out/check-gpu.txt"
-	checked "$p" python3 "$progs/$p.py" >"$rec/$p-check.json" 2>>"$out/check-gpu.txt"
+	env PYTHONPATH="$top/tests/faults${PYTHONPATH:+:$PYTHONPATH}" CUBLAS_WORKSPACE_CONFIG=:4096:8 python3 "$progs/$p.py" cuda >"$rec/$p-plain.json" 2>>"$out/check-gpu.txt"
+	checked "$p" CUBLAS_WORKSPACE_CONFIG=:4096:8 python3 "$progs/$p.py" cuda >"$rec/$p-check.json" 2>>"$out/check-gpu.txt"
 	python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); d=[k for k in a if a[k]!=b.get(k)]; print(sys.argv[3], len(a), "cases,", len(d), "differ:", d[:5])' \
 		"$rec/$p-plain.json" "$rec/$p-check.json" "$p" >&2
 done
+fi
+if [[ $sections == *3* ]]; then
 echo "== 3. cost, side by side" >&2
 for round in 1 2 3; do
 	for m in gpt resnet; do
@@ -56,6 +66,7 @@ for round in 1 2 3; do
 		checked "cost-$m-$round" python3 "$top/tests/device/check_cost.py" $m 12 | sed "s/^/check $round: /" >&2
 	done
 done
-python3 "$top/tests/device/summarize.py" "$rec"/* >"$out/check-gpu-summary.json"
+fi
+summary
 tar -C "$rec" -czf "$out/check-gpu-records.tar.gz" .
 echo "== done" >&2

@@ -2,7 +2,8 @@
 GPU. Knows nothing of rdna1ctl. Prints one JSON line: the median seconds per step over REPEATS
 timed repeats of --steps steps each (after --warmup steps), and the loss.
 --amp: float16 autocast. --channels-last. --cudnn-back-on: turn torch.backends.cudnn.enabled
-back on after import, as code that undoes a bypass would."""
+back on after import, as code that undoes a bypass would. With tests/faults on the path,
+RDNA1_FAULTS can make an op fail below torch, as a faulty solver would (tests/device/search-gpu.sh)."""
 import argparse
 import json
 import time
@@ -19,6 +20,11 @@ args = p.parse_args()
 t_import = time.monotonic()
 import torch  # noqa: E402
 import torchvision  # noqa: E402
+
+try:
+    import rdna1_faults  # noqa: F401 - arms RDNA1_FAULTS (tests/faults), if on the path
+except ImportError:
+    pass
 
 t_import = time.monotonic() - t_import
 if args.cudnn_back_on:

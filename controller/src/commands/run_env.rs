@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 use crate::cli::{CheckExit, RunArgs};
 use crate::exit::{coded, Code};
 use crate::module::{control, params};
-use crate::runner::changes::{Changes, CheckSetup, Prepared};
+use crate::runner::changes::{Changes, CheckSetup, Prepared, IN_PROCESS};
 use crate::runner::check;
 use crate::runner::interpreter::Resolved;
 use crate::runner::policy::Restore;
@@ -30,8 +30,13 @@ use crate::runner::workload::EnvChanges;
 use crate::runner::{exec_as, keep, script};
 use crate::Ctx;
 
-/// The variables of a kept file that name directories MIOpen writes.
-const MIOPEN_DIRS: [&str; 2] = ["MIOPEN_CUSTOM_CACHE_DIR", "MIOPEN_USER_DB_PATH"];
+/// The variables of a kept file that name directories MIOpen, Triton and Inductor write.
+const CACHE_DIRS: [&str; 4] = [
+    "MIOPEN_CUSTOM_CACHE_DIR",
+    "MIOPEN_USER_DB_PATH",
+    "TRITON_CACHE_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+];
 
 pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     let kept = keep::read(&args.env)?;
@@ -68,8 +73,12 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     };
     let exe = std::env::current_exe().context("finding rdna1ctl's own binary")?;
     let bypass = kept.miopen_bypassed || !kept.bypass_kinds.is_empty();
+    let switches = kept
+        .set
+        .iter()
+        .any(|(k, _)| IN_PROCESS.contains(&k.as_str()));
     let numerics = args.check || args.check_exit.is_some();
-    let check = if bypass || numerics {
+    let check = if bypass || switches || numerics {
         let python_dir = script::python_dir(&exe).ok_or_else(|| {
             coded(
                 Code::Error,
@@ -78,6 +87,11 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
                      which {}: reinstall rdna1-mtype",
                     if bypass {
                         format!("{}'s MIOpen bypass needs", args.env.display())
+                    } else if switches {
+                        format!(
+                            "{}'s kernel choices (RDNA1_SDPA_OFF, RDNA1_BF16_AS) need",
+                            args.env.display()
+                        )
                     } else {
                         "--check needs".into()
                     }
@@ -115,12 +129,12 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     env.unset.extend(kept.unset.iter().map(OsString::from));
     env.set.extend(prepared.env.set.iter().cloned());
     env.unset.extend(prepared.env.unset.iter().cloned());
-    // The MIOpen directories the file names are made as the user (by the process that has
+    // The cache directories the file names are made as the user (by the process that has
     // dropped root, or by this one when it runs as the user itself): never by root for them.
     env.mkdir = kept
         .set
         .iter()
-        .filter(|(k, _)| MIOPEN_DIRS.contains(&k.as_str()))
+        .filter(|(k, _)| CACHE_DIRS.contains(&k.as_str()))
         .map(|(_, v)| OsString::from(v))
         .collect();
     if run_as.is_none() {
@@ -161,7 +175,9 @@ pub fn run(ctx: &Ctx, args: &RunArgs, out: &mut impl Write) -> Result<Code> {
     let mut check_failed = false;
     if check.is_some() {
         let c = check::summarize(&records);
-        let failure = c.failure(&check::Bypass::of(&arm));
+        let failure = c
+            .failure(&check::Bypass::of(&arm))
+            .or_else(|| c.switches_failure(switches));
         let unchecked = if numerics { c.unchecked() } else { Vec::new() };
         check_failed = match args.check_exit {
             None => false,

@@ -35,6 +35,36 @@ pub struct Changes {
     /// `Conv2d 1x1`; a kind matches every layer whose kind starts with it): PyTorch's own GPU
     /// kernels for them, MIOpen for the rest (Python commands only, credited where seen).
     pub bypass_kinds: Vec<String>,
+    /// Private, empty Triton and Inductor caches for the run (TRITON_CACHE_DIR,
+    /// TORCHINDUCTOR_CACHE_DIR), removed afterwards: kernels compiled before, under other
+    /// settings, are not reused (unsloth #11614: a stale cache brings the broken ones back).
+    pub fresh_triton: bool,
+}
+
+/// Variables rdna1ctl's in-process check reads to make a kernel choice inside the program
+/// (dist/field-kit/python/rdna1_check/switches.py): attention kernels off, bfloat16 answered
+/// with float16 or float32. A configuration that sets one needs the check loaded.
+pub const IN_PROCESS: [&str; 2] = ["RDNA1_SDPA_OFF", "RDNA1_BF16_AS"];
+
+/// The Triton and Inductor cache variables, and the directory each gets.
+pub const TRITON_DIRS: [(&str, &str); 2] = [
+    ("TRITON_CACHE_DIR", "triton-cache"),
+    ("TORCHINDUCTOR_CACHE_DIR", "inductor-cache"),
+];
+
+impl Changes {
+    /// Whether it needs rdna1ctl's check inside the program: MIOpen bypassed, or a kernel
+    /// choice of switches.py.
+    pub fn in_process(&self) -> bool {
+        self.miopen_bypassed || !self.bypass_kinds.is_empty() || self.switches()
+    }
+
+    /// Whether it sets a kernel choice of switches.py.
+    pub fn switches(&self) -> bool {
+        self.set
+            .iter()
+            .any(|(k, _)| IN_PROCESS.contains(&k.as_str()))
+    }
 }
 
 /// The in-process check for a run: where it is installed, and whether it checks numbers
@@ -80,13 +110,18 @@ impl Prepared {
             dir: None,
             records: None,
         };
-        if (arm.miopen_bypassed || !arm.bypass_kinds.is_empty()) && check.is_none() {
+        if arm.in_process() && check.is_none() {
             anyhow::bail!(
-                "MIOpen cannot be bypassed: rdna1ctl's python/sitecustomize.py is not installed \
-                 (reinstall rdna1-mtype)"
+                "{} needs rdna1ctl's check in the program, and its python/sitecustomize.py is \
+                 not installed (reinstall rdna1-mtype)",
+                if arm.switches() {
+                    "a kernel choice made inside the program (RDNA1_SDPA_OFF, RDNA1_BF16_AS)"
+                } else {
+                    "MIOpen's bypass"
+                }
             );
         }
-        if !(arm.fresh_miopen || check.is_some()) {
+        if !(arm.fresh_miopen || arm.fresh_triton || check.is_some()) {
             return Ok(p);
         }
         let dir = private_dir(user)?;
@@ -96,6 +131,13 @@ impl Prepared {
                 ("MIOPEN_CUSTOM_CACHE_DIR", "miopen-cache"),
                 ("MIOPEN_USER_DB_PATH", "miopen-db"),
             ] {
+                let d = dir.join(sub);
+                mkdir_for(&d, user)?;
+                p.env.set.push((var.into(), d.into_os_string()));
+            }
+        }
+        if arm.fresh_triton {
+            for (var, sub) in TRITON_DIRS {
                 let d = dir.join(sub);
                 mkdir_for(&d, user)?;
                 p.env.set.push((var.into(), d.into_os_string()));
@@ -273,5 +315,36 @@ mod tests {
         let dir = p.dir.clone().unwrap();
         drop(p);
         assert!(!dir.exists());
+    }
+
+    #[test]
+    fn triton_caches_are_made_and_removed_and_a_switch_needs_the_check() {
+        let arm = Changes {
+            fresh_triton: true,
+            set: vec![("AMDGCN_USE_BUFFER_OPS".into(), "0".into())],
+            ..Changes::default()
+        };
+        let p = Prepared::make(&arm, None, None, None).unwrap();
+        let dirs: Vec<PathBuf> = TRITON_DIRS
+            .iter()
+            .map(|(k, _)| {
+                p.env
+                    .set
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| PathBuf::from(v))
+                    .unwrap_or_else(|| panic!("{k} not set"))
+            })
+            .collect();
+        assert!(dirs.iter().all(|d| d.is_dir()), "{dirs:?}");
+        drop(p);
+        assert!(dirs.iter().all(|d| !d.exists()), "{dirs:?}");
+        let switch = Changes {
+            set: vec![("RDNA1_SDPA_OFF".into(), "flash".into())],
+            ..Changes::default()
+        };
+        assert!(switch.in_process());
+        let e = Prepared::make(&switch, None, None, None).err().unwrap();
+        assert!(e.to_string().contains("RDNA1_SDPA_OFF"), "{e}");
     }
 }

@@ -16,6 +16,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::check_facts::{CheckFacts, COMPILED};
+
 /// At most this many bytes of each process's file, this many files, and this many bytes in all
 /// (root reads what the user's processes wrote, while the module's mode is the run's).
 const FILE_MAX: u64 = 4 << 20;
@@ -166,6 +168,9 @@ pub struct CheckJson {
     /// A process saw more distinct ops than the check records (3,000): the rest were neither
     /// recorded nor checked.
     pub overflow: bool,
+    /// The kernel choices made inside the program (switches.py), as its processes recorded
+    /// them: `flash attention off`, `bfloat16 as float16`.
+    pub switched: Vec<String>,
     /// In one sentence.
     pub verdict: String,
 }
@@ -338,6 +343,22 @@ pub fn summarize(records: &[Value]) -> CheckJson {
                     || r.get("bypass_kinds")
                         .and_then(Value::as_array)
                         .is_some_and(|k| !k.is_empty());
+            }
+            "switches" => {
+                let mut said: Vec<String> = r
+                    .get("sdpa_off")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|k| format!("{k} attention off"))
+                    .collect();
+                said.extend(s(r, "bf16_as").map(|t| format!("bfloat16 as {t}")));
+                for w in said {
+                    if !c.switched.contains(&w) {
+                        c.switched.push(w);
+                    }
+                }
             }
             "torch_missing" => {
                 c.torch_missing = c.torch_missing.take().or_else(|| s(r, "python"));
@@ -719,6 +740,40 @@ impl CheckJson {
         v
     }
 
+    /// What the search plans by: the GPU's families, those that failed (as `failing_kinds`
+    /// judges an op, any family; `compiled` for a wrong graph), compiled graphs, attention
+    /// kernels, bfloat16.
+    pub fn facts(&self) -> CheckFacts {
+        let mut f = CheckFacts::default();
+        let mut last: BTreeMap<u32, usize> = BTreeMap::new();
+        for (i, o) in self.all.iter().enumerate() {
+            last.insert(o.pid, i);
+        }
+        for (i, o) in self.all.iter().enumerate() {
+            if !on_gpu(o, self.self_test) || !counts(o) {
+                continue;
+            }
+            f.add_family(&o.family);
+            let died_in = last.get(&o.pid) == Some(&i) && !o.returned && o.raised.is_none();
+            if is_wrong(o) || o.raised.is_some() || died_in {
+                f.add_failing(&o.family);
+            }
+            if o.family == "attention"
+                && let Some(k) = ["flash", "efficient", "cudnn", "math"]
+                    .into_iter()
+                    .find(|k| o.op.contains(k))
+            {
+                f.add_attention_kernel(k);
+            }
+            f.bf16 |= o.dtype == "bfloat16";
+        }
+        f.compiled = !self.graphs.is_empty();
+        if self.graphs.iter().any(|g| g.results.iter().any(|r| !r.ok)) {
+            f.add_failing(COMPILED);
+        }
+        f
+    }
+
     fn on(&self, gpu: bool) -> Vec<&OpJson> {
         self.all
             .iter()
@@ -920,6 +975,23 @@ impl CheckJson {
         None
     }
 
+    /// Why a run that asked for kernel choices inside the program (`asked`: RDNA1_SDPA_OFF or
+    /// RDNA1_BF16_AS set) is not credited with them: no process of it made them.
+    pub fn switches_failure(&self, asked: bool) -> Option<String> {
+        (asked && self.switched.is_empty()).then(|| {
+            "the kernel choices asked of the program (RDNA1_SDPA_OFF, RDNA1_BF16_AS) not in \
+             effect: no Python process of the command imported torch with rdna1ctl's check \
+             loaded (an isolated interpreter: -I, -S or -E, or not Python)"
+                .to_owned()
+        })
+    }
+
+    /// Whether a process of the run used the GPU and the check saw an op of it there (the proof
+    /// of GPU work where there is no KFD: stand_in.rs).
+    pub fn saw_gpu_work(&self) -> bool {
+        self.gpu_used == Some(true) && self.all.iter().any(|o| on_gpu(o, self.self_test))
+    }
+
     /// Why the environment cannot run the workload, as the processes found it.
     pub fn environment_problem(&self) -> Option<String> {
         if self.torch.is_none() {
@@ -928,7 +1000,7 @@ impl CheckJson {
                 .as_ref()
                 .map(|py| format!("{py} has no PyTorch (import torch fails)"));
         }
-        if self.hip.is_none() {
+        if !super::stand_in::is_rocm(self.hip.as_deref(), self.cuda.as_deref()) {
             return Some(super::interpreter::not_rocm(
                 "the command's Python",
                 self.torch.as_deref().unwrap_or("?"),

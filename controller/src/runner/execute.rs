@@ -114,6 +114,7 @@ pub fn execute(
         check: check.as_ref(),
         battery: battery.as_ref(),
         bypass: &check::Bypass::of(changes),
+        switches: changes.switches(),
     });
     Ok(Run {
         record,

@@ -279,7 +279,7 @@ impl Probe {
         }
         let py = self.python.as_deref().unwrap_or("the interpreter");
         let torch = self.torch.as_deref().unwrap_or("?");
-        if self.hip.is_none() {
+        if !super::stand_in::is_rocm(self.hip.as_deref(), self.cuda.as_deref()) {
             return Some(not_rocm(py, torch, self.cuda.as_deref()));
         }
         if self.gpus.is_empty() {

@@ -5,7 +5,8 @@
 //! `RDNA1_UNSET` (names removed from the environment), `RDNA1_MTYPE_MODE` (the module's mode
 //! for the command's run: needs root), `RDNA1_MIOPEN=bypassed` (the sitecustomize.py that turns
 //! MIOpen off in PyTorch), `RDNA1_MIOPEN_BYPASS_FOR` (the same for some layer kinds only,
-//! `|`-separated in the check's words). Read as systemd reads an `EnvironmentFile=` (`env_file`): literally,
+//! `|`-separated in the check's words), `RDNA1_SDPA_OFF` and `RDNA1_BF16_AS` (kernel choices the
+//! check makes inside the program: switches.py). Read as systemd reads an `EnvironmentFile=` (`env_file`): literally,
 //! no `$` expansion.
 
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use rdna1_mtype_shared::policy::Mode;
 
-use super::changes::Changes;
+use super::changes::{Changes, IN_PROCESS, TRITON_DIRS};
 use super::env_file;
 use crate::exit::{coded, Code};
 
@@ -90,6 +91,17 @@ pub fn lines(id: &str, what: &str, arm: &Changes, base: &CacheBase) -> Vec<Strin
             "MIOPEN_USER_DB_PATH={}",
             quote(&base.join("miopen-db").to_string_lossy())
         ));
+    }
+    if arm.fresh_triton {
+        if let Some(n) = base.note.as_ref().filter(|_| !arm.fresh_miopen) {
+            v.push(format!("# {n}"));
+        }
+        for (var, sub) in TRITON_DIRS {
+            v.push(format!(
+                "{var}={}",
+                quote(&base.dir.join(sub).to_string_lossy())
+            ));
+        }
     }
     if !arm.unset.is_empty() {
         v.push(format!("RDNA1_UNSET={}", quote(&arm.unset.join(" "))));
@@ -212,8 +224,9 @@ pub fn read(path: &Path) -> Result<Kept> {
                     .filter(|s| !s.is_empty())
                     .map(str::to_owned),
             ),
+            n if IN_PROCESS.contains(&n) => k.set.push((name, value)),
             n if n.starts_with("RDNA1_") => {
-                bail!("{at}: {name} is not a setting rdna1ctl run knows (RDNA1_UNSET, RDNA1_MTYPE_MODE, RDNA1_MIOPEN=bypassed, RDNA1_MIOPEN_BYPASS_FOR)")
+                bail!("{at}: {name} is not a setting rdna1ctl run knows (RDNA1_UNSET, RDNA1_MTYPE_MODE, RDNA1_MIOPEN=bypassed, RDNA1_MIOPEN_BYPASS_FOR, RDNA1_SDPA_OFF, RDNA1_BF16_AS)")
             }
             _ => k.set.push((name, value)),
         }
@@ -261,6 +274,7 @@ mod tests {
             fresh_miopen: true,
             miopen_bypassed: true,
             bypass_kinds: vec![],
+            fresh_triton: true,
         };
         let home = CacheBase {
             dir: PathBuf::from("/home/u/.cache/rdna1-mtype"),
@@ -278,6 +292,18 @@ mod tests {
             "MIOPEN_USER_DB_PATH".into(),
             "/home/u/.cache/rdna1-mtype/miopen-db".into()
         )));
+        assert!(k.set.contains(&(
+            "TRITON_CACHE_DIR".into(),
+            "/home/u/.cache/rdna1-mtype/triton-cache".into()
+        )));
+        // A kernel choice of the check's reads back as the variable the check reads.
+        let choice = Changes {
+            set: vec![("RDNA1_SDPA_OFF".into(), "flash|efficient".into())],
+            ..Changes::default()
+        };
+        std::fs::write(&f, lines("x", "y", &choice, &home).join("\n") + "\n").unwrap();
+        let k = read(&f).unwrap();
+        assert_eq!(k.set, [("RDNA1_SDPA_OFF".into(), "flash|efficient".into())]);
         // Values are read back literally: no $ expansion from the reader's environment.
         let odd = Changes {
             set: vec![("P".into(), "/home/a$HOME/`x` y".into())],

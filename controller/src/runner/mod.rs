@@ -3,7 +3,8 @@
 //! command (`exec_as`), the run itself with its timeout and output tails (`workload`), one run
 //! under a configuration with everything it is judged by (`execute`) and the verdict
 //! (`verdict`): the kernel log's GPU faults (`kmsg`), the proof that it used the GPU
-//! (`gpu_work`), the in-process check's records (`check`); the Python it runs and whether that
+//! (`gpu_work`), the in-process check's records (`check`) and what the search plans by in them
+//! (`check_facts`); the Python it runs and whether that
 //! Python can run the workload at all (`interpreter`), doctor's fixes when it cannot
 //! (`doctor_fix`); the policy put back (`policy`), progress on stderr (`progress`), what
 //! rdna1ctl ships for the runs (`script`), the signals that end a run cleanly, the
@@ -13,6 +14,7 @@
 
 pub mod changes;
 pub mod check;
+pub mod check_facts;
 pub mod doctor_fix;
 pub mod document;
 pub mod env_file;
@@ -25,6 +27,7 @@ pub mod kmsg;
 pub mod policy;
 pub mod progress;
 pub mod script;
+pub mod stand_in;
 pub mod user;
 pub mod user_db;
 pub mod verdict;

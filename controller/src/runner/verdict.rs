@@ -60,6 +60,8 @@ pub struct Evidence<'a> {
     pub battery: Option<&'a Value>,
     /// What the run asked of MIOpen's bypass.
     pub bypass: &'a Bypass,
+    /// Whether it asked for kernel choices inside the program (switches.py).
+    pub switches: bool,
 }
 
 /// The battery's own one-line summary when it did not pass.
@@ -73,6 +75,19 @@ fn battery_failure(b: &Value) -> Option<String> {
         .or_else(|| b.get("error").and_then(Value::as_str).map(str::to_owned))
 }
 
+/// Why the run shows no GPU work: KFD saw none of its processes; where a CUDA build stands
+/// for ROCm (stand_in.rs, tests only), the check's records saw none.
+fn gpu_missing(e: &Evidence) -> Option<String> {
+    if super::stand_in::CUDA_FOR_ROCM && e.check.is_some_and(|c| c.cuda.is_some()) {
+        return (!e.check.is_some_and(CheckJson::saw_gpu_work)).then(|| {
+            "no GPU work: the check saw no op of the command on the GPU (a CUDA build standing \
+             for ROCm: tests only)"
+                .to_owned()
+        });
+    }
+    e.gpu.missing()
+}
+
 /// Why the run is no pass, or None for a pass.
 pub fn judge(e: &Evidence) -> Option<Failure> {
     let r = e.record;
@@ -83,7 +98,10 @@ pub fn judge(e: &Evidence) -> Option<Failure> {
         faults: e.faults,
         reason: None,
     };
-    let check_failure = e.check.and_then(|c| c.failure(e.bypass));
+    let check_failure = e.check.and_then(|c| {
+        c.failure(e.bypass)
+            .or_else(|| c.switches_failure(e.switches))
+    });
     let battery = e.battery.and_then(battery_failure);
     let ended_badly = r.exit_code != Some(0) || r.timed_out || r.signal.is_some() || e.faults > 0;
     if ended_badly {
@@ -94,7 +112,7 @@ pub fn judge(e: &Evidence) -> Option<Failure> {
         });
         return Some(f);
     }
-    f.reason = check_failure.or(battery).or_else(|| e.gpu.missing());
+    f.reason = check_failure.or(battery).or_else(|| gpu_missing(e));
     f.reason.is_some().then_some(f)
 }
 
@@ -128,6 +146,7 @@ mod tests {
             check: None,
             battery: None,
             bypass: &Bypass::None,
+            switches: false,
         }
     }
 

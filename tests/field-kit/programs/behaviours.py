@@ -12,6 +12,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+# usage: behaviours.py [DEVICE]: cpu in make test; cuda on the device (tests/device), where the
+# tensors and modules each case makes are put on the GPU (the default device).
+DEVICE = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+if DEVICE != "cpu":
+    torch.set_default_device(DEVICE)
 torch.manual_seed(0)
 torch.use_deterministic_algorithms(True)
 RESULTS = {}

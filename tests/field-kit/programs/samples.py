@@ -4,6 +4,7 @@ double backward, reduced to exact digests or the exception raised; one JSON line
 must leave every one as it is without it (check_tests/test_opinfo.py)."""
 import json
 import struct
+import sys
 
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
@@ -18,6 +19,8 @@ OPS = ("nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv_trans
        "nn.functional.dropout")
 MODULES = ("nn.Conv2d", "nn.BatchNorm2d", "nn.LayerNorm", "nn.GroupNorm", "nn.Linear",
            "nn.Embedding", "nn.MultiheadAttention", "nn.TransformerEncoderLayer")
+# usage: samples.py [DEVICE]: cpu in make test; cuda on the device (tests/device).
+DEVICE = sys.argv[1] if len(sys.argv) > 1 else "cpu"
 # Samples per op or module: enough to cover their kinds, few enough to stay seconds.
 PER = 6
 
@@ -81,7 +84,7 @@ for op in op_db:
         continue
     key = f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
     grad = op.supports_autograd
-    for i, s in enumerate(op.sample_inputs("cpu", torch.float32, requires_grad=grad)):
+    for i, s in enumerate(op.sample_inputs(DEVICE, torch.float32, requires_grad=grad)):
         if i >= PER:
             break
         result[f"op {key} {i}"] = run(lambda s=s: op(s.input, *s.args, **s.kwargs),
@@ -90,7 +93,7 @@ for m in module_db:
     name = f"nn.{m.module_cls.__name__}"
     if name not in MODULES:
         continue
-    for i, mi in enumerate(m.module_inputs_func(m, device="cpu", dtype=torch.float32,
+    for i, mi in enumerate(m.module_inputs_func(m, device=DEVICE, dtype=torch.float32,
                                                 requires_grad=True, training=True)):
         if i >= PER or mi.forward_input is None:
             break

@@ -14,7 +14,8 @@ pub struct Arm {
     /// Stable name: `baseline`, `override-10.1.0`, `miopen-find-fast`, `eliminate-2`,
     /// `confirm-1`, `without-MIOPEN_DEBUG_CONV_GEMM`, ...
     pub id: String,
-    /// The plan's step it belongs to: `baseline`, `visible`, `override`, `find-fast`,
+    /// The plan's step it belongs to: `baseline`, `visible`, `override`, `compiled`,
+    /// `attention`, `gemm`, `bf16`, `find-fast`,
     /// `eliminate`, `filters`, `bypass-selective`, `bypass`, `mtype`, `confirm`,
     /// `baseline-again`, `minimize`.
     pub step: &'static str,
@@ -91,6 +92,10 @@ impl Arm {
         c.set.retain(|(k, _)| k != name);
         c.unset.retain(|k| k != name);
         c.set.push((name.into(), value.into()));
+        if name == "AMDGCN_USE_BUFFER_OPS" {
+            // Triton's kernels cached under other settings would come back: caches of its own.
+            c.fresh_triton = true;
+        }
         if name.starts_with("MIOPEN_") {
             // MIOpen's docs: solver filters and find modes leave incomplete find-db entries;
             // a private, empty database keeps them from the owner's.

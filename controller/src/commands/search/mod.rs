@@ -451,6 +451,11 @@ fn seen(r: &ArmJson) -> Seen {
             .map(|c| c.failing_kinds())
             .unwrap_or_default(),
         speed: Speed::of(r.battery.as_ref()).map(|s| s.median),
+        facts: r
+            .check
+            .as_ref()
+            .filter(|c| c.torch.is_some())
+            .map(|c| c.facts()),
     }
 }
 

@@ -6,6 +6,13 @@
 //! 2. Prerequisites, kept for every later step (and dropped at the end if not needed): only
 //!    the RDNA1 GPU visible on a host with several; the override fix (a foreign ISA removed,
 //!    or gfx1010 code on a gfx1011/gfx1012).
+//! 3. Where the in-process check named them (or saw them run when a failure named nothing),
+//!    the families beyond MIOpen, in the order the evidence gives: compiled code (Triton's
+//!    buffer ops off with caches of its own, unsloth #11614; then torch.compile off, a
+//!    diagnostic), attention (each SDPA kernel off in turn, the math kernel last), GEMMs
+//!    (rocBLAS rather than hipBLASLt), bfloat16 (answered with float16, then float32: gfx10
+//!    has no bfloat16 arithmetic, unsloth #7682). A program whose baseline ran no convolution or
+//!    batch norm on the GPU skips MIOpen's steps (3 to 6 below): MIOpen computes nothing of it.
 //! 3. MIOpen's find mode FAST: no candidates executed in find.
 //! 4. Elimination: the failing configuration run with MIOpen's log; the solver running at the
 //!    fault switched off by its own variable (its family where it has none), cumulatively,
@@ -27,6 +34,7 @@ use super::arms::{self, Arm, FAMILIES};
 use super::miopen_log;
 use super::solvers;
 use crate::runner::changes::Changes;
+use crate::runner::check_facts::{CheckFacts, COMPILED};
 
 /// Elimination runs at most (each switches one more solver off).
 pub const ELIMINATION_STEPS: u32 = 8;
@@ -64,6 +72,9 @@ pub struct Seen {
     pub failing_kinds: Vec<String>,
     /// Its measured speed (the battery's median steps/s), if any.
     pub speed: Option<f64>,
+    /// What the in-process check saw of the program (None: no Python process of it ran the
+    /// check with torch).
+    pub facts: Option<CheckFacts>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -71,6 +82,10 @@ enum Step {
     Baseline,
     Prerequisites,
     Override,
+    Compiled,
+    Attention,
+    Gemm,
+    Bf16,
     FindFast,
     Eliminate,
     Filters,
@@ -153,6 +168,7 @@ fn without(c: &Changes, s: &Switch, mode_base: Option<&'static str>) -> Changes 
         Switch::BypassKinds => c.bypass_kinds.clear(),
     }
     c.fresh_miopen = c.set.iter().any(|(k, _)| k.starts_with("MIOPEN_"));
+    c.fresh_triton = c.set.iter().any(|(k, _)| k == "AMDGCN_USE_BUFFER_OPS");
     c
 }
 
@@ -192,6 +208,11 @@ pub struct Planner {
     crashed_before: bool,
     /// Layer kinds that failed anywhere, in the check's words.
     failing_kinds: Vec<String>,
+    /// What the check saw in every run so far (None: it saw nothing of the program).
+    facts: Option<CheckFacts>,
+    /// What it saw in the baseline, and whether the baseline crashed (its facts may then be
+    /// only the start of the program).
+    baseline_facts: Option<(CheckFacts, bool)>,
     /// The arms of a step left when a pass was found: run if the pass does not hold.
     stashed: VecDeque<Arm>,
     /// Passing configurations, with their speeds (`--all`), in the order found.
@@ -229,6 +250,8 @@ impl Planner {
             crashed: false,
             crashed_before: false,
             failing_kinds: Vec::new(),
+            facts: None,
+            baseline_facts: None,
             passes: Vec::new(),
             stashed: VecDeque::new(),
             candidate: None,
@@ -264,6 +287,19 @@ impl Planner {
             (
                 Step::Prerequisites,
                 "the prerequisites (the override fix, one GPU visible)",
+            ),
+            (
+                Step::Compiled,
+                "Triton's buffer ops off, then torch.compile off (where compiled code failed)",
+            ),
+            (
+                Step::Attention,
+                "attention's kernels off one by one (where attention failed)",
+            ),
+            (Step::Gemm, "rocBLAS for GEMMs (where a GEMM failed)"),
+            (
+                Step::Bf16,
+                "bfloat16 answered with float16 or float32 (where bfloat16 ran)",
             ),
             (Step::FindFast, "MIOpen's find mode FAST"),
             (
@@ -306,8 +342,7 @@ impl Planner {
                 .as_ref()
                 .map(|w| format!("needs rdna1_mtype: {w}"));
         }
-        if a.skipped.is_none() && (a.changes.miopen_bypassed || !a.changes.bypass_kinds.is_empty())
-        {
+        if a.skipped.is_none() && a.changes.in_process() {
             a.skipped = self.s.no_bypass.clone();
         }
         self.queue.push_back(a);
@@ -346,7 +381,58 @@ impl Planner {
             Override => {
                 // After `visible` was learned: built on what it left in the base.
                 self.queue_override();
+                Compiled
+            }
+            Compiled if self.facts.is_none() => {
+                // Nothing the check saw points anywhere: one line for the four steps.
+                let mut a = Arm::new(
+                    "beyond-miopen",
+                    "compiled",
+                    "compiled code, attention, GEMMs, bfloat16",
+                    self.base.clone(),
+                );
+                a.skipped = self.not_pointed_at(COMPILED, "");
+                self.queue.push_back(a);
                 FindFast
+            }
+            Compiled => {
+                self.queue_compiled();
+                Attention
+            }
+            Attention => {
+                self.queue_attention();
+                Gemm
+            }
+            Gemm => {
+                let why = self.not_pointed_at("GEMM", "GEMM");
+                self.push(
+                    Arm::new(
+                        "blas-rocblas",
+                        "gemm",
+                        "rocBLAS for every GEMM (TORCH_BLAS_PREFER_HIPBLASLT=0): PyTorch \
+                         prefers hipBLASLt where its build has it for this GPU (TheRock builds \
+                         none for gfx101X: there this changes nothing)",
+                        Arm::set(&self.base, "TORCH_BLAS_PREFER_HIPBLASLT", "0"),
+                    ),
+                    why,
+                );
+                Bf16
+            }
+            Bf16 => {
+                self.queue_bf16();
+                FindFast
+            }
+            FindFast if self.no_miopen().is_some() => {
+                // Listed once, with why; MIOpen's later steps are passed over with it.
+                let mut a = Arm::new(
+                    "miopen",
+                    "find-fast",
+                    "MIOpen's steps: find mode, solvers, build filters, bypass",
+                    self.base.clone(),
+                );
+                a.skipped = self.no_miopen();
+                self.queue.push_back(a);
+                Mtype
             }
             FindFast => {
                 let c = Arm::set(&self.base, "MIOPEN_FIND_MODE", "FAST");
@@ -489,6 +575,170 @@ impl Planner {
         };
     }
 
+    /// Why MIOpen's steps are not run: the baseline ran to its end with the check, and no
+    /// convolution or batch norm of it (nor of any run since) ran on the GPU.
+    fn no_miopen(&self) -> Option<String> {
+        let (f, crashed) = self.baseline_facts.as_ref()?;
+        let all = self.facts.as_ref()?;
+        let miopen = |f: &CheckFacts| f.ran("convolution") || f.ran("batch/instance norm");
+        (!crashed && !f.families.is_empty() && !miopen(f) && !miopen(all)).then(|| {
+            "the check saw no convolution or batch norm of the program on the GPU: MIOpen \
+             computes nothing of it"
+                .to_owned()
+        })
+    }
+
+    /// Why the arms for `family` (`words` in the owner's words) are not run, or None when the
+    /// runs so far point at it: it failed, or it ran and a failure named no family.
+    fn not_pointed_at(&self, family: &str, words: &str) -> Option<String> {
+        let Some(f) = &self.facts else {
+            return Some(
+                "the check saw none of the program's ops (not a Python command, or an \
+                 interpreter that does not load it): nothing points at these"
+                    .into(),
+            );
+        };
+        if f.failed(family) {
+            return None;
+        }
+        if !f.ran(family) {
+            return Some(format!("the check saw no {words} run on the GPU"));
+        }
+        if f.failing.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "the {words} the check saw were right; what failed: {}",
+            f.failing.join(", ")
+        ))
+    }
+
+    /// One arm for a step none of whose arms runs, saying why (`what`: the step in words).
+    fn skip_step(&mut self, id: &str, step: &'static str, what: &str, why: String) {
+        let mut a = Arm::new(id, step, what, self.base.clone());
+        a.skipped = Some(why);
+        self.queue.push_back(a);
+    }
+
+    fn queue_compiled(&mut self) {
+        let why = self.not_pointed_at(COMPILED, "compiled graphs (torch.compile)");
+        if let Some(w) = why {
+            return self.skip_step(
+                "compiled",
+                "compiled",
+                "Triton's buffer ops off, then torch.compile off",
+                w,
+            );
+        }
+        let c = Arm::set(&self.base, "AMDGCN_USE_BUFFER_OPS", "0");
+        self.push(
+            Arm::new(
+                "triton-no-buffer-ops",
+                "compiled",
+                "Triton's AMD buffer ops off (AMDGCN_USE_BUFFER_OPS=0), with Triton and \
+                 Inductor caches of its own: on gfx1010 they write zeros with no error \
+                 (unsloth #11614), and a cache made before brings the broken kernels back",
+                c,
+            ),
+            why.clone(),
+        );
+        self.push(
+            Arm::new(
+                "compile-off",
+                "compiled",
+                "torch.compile off (TORCHDYNAMO_DISABLE=1), a diagnostic: if only this passes, \
+                 the compiled kernels are what is wrong; the program runs eager, slower",
+                Arm::set(&self.base, "TORCHDYNAMO_DISABLE", "1"),
+            ),
+            why,
+        );
+    }
+
+    fn queue_attention(&mut self) {
+        let why = self.not_pointed_at("attention", "attention");
+        if let Some(w) = why {
+            return self.skip_step(
+                "attention",
+                "attention",
+                "attention's kernels off one by one",
+                w,
+            );
+        }
+        let mut kernels: Vec<String> = self
+            .facts
+            .as_ref()
+            .map(|f| f.attention_kernels.clone())
+            .unwrap_or_default();
+        kernels.retain(|k| k != "math");
+        if kernels.is_empty() {
+            kernels = ["flash", "efficient", "cudnn"].map(String::from).to_vec();
+        }
+        for k in &kernels {
+            self.push(
+                Arm::new(
+                    format!("sdpa-no-{k}"),
+                    "attention",
+                    format!(
+                        "{k} attention off (RDNA1_SDPA_OFF={k}): PyTorch picks another \
+                         attention kernel (Python commands only)"
+                    ),
+                    Arm::set(&self.base, "RDNA1_SDPA_OFF", k),
+                ),
+                why.clone(),
+            );
+        }
+        self.push(
+            Arm::new(
+                "sdpa-math",
+                "attention",
+                "attention on the math kernel only (RDNA1_SDPA_OFF=flash|efficient|cudnn): \
+                 GEMMs and a softmax, slower, no fused kernel (Python commands only)",
+                Arm::set(&self.base, "RDNA1_SDPA_OFF", "flash|efficient|cudnn"),
+            ),
+            why,
+        );
+    }
+
+    fn queue_bf16(&mut self) {
+        let why = match &self.facts {
+            None => self.not_pointed_at("", ""),
+            Some(f) if !f.bf16 => Some("the check saw no bfloat16 op run on the GPU".into()),
+            Some(_) => None,
+        };
+        if let Some(w) = why {
+            return self.skip_step(
+                "bf16",
+                "bf16",
+                "bfloat16 answered with float16 or float32",
+                w,
+            );
+        }
+        for (t, what) in [
+            (
+                "float16",
+                "bfloat16 answered with float16 (RDNA1_BF16_AS=float16): gfx10 has no \
+                 bfloat16 arithmetic, PyTorch emulates it (unsloth #7682); \
+                 torch.cuda.is_bf16_supported() then says False and a bfloat16 autocast \
+                 becomes a float16 one (Python commands only)",
+            ),
+            (
+                "float32",
+                "bfloat16 answered with float32 (RDNA1_BF16_AS=float32): a bfloat16 autocast \
+                 is left off, the program computes in float32 (Python commands only)",
+            ),
+        ] {
+            self.push(
+                Arm::new(
+                    format!("bf16-as-{t}"),
+                    "bf16",
+                    what,
+                    Arm::set(&self.base, "RDNA1_BF16_AS", t),
+                ),
+                why.clone(),
+            );
+        }
+    }
+
     /// The winner's `what`, and the elimination's switches when it carries them.
     fn plus_switches(&self, what: &str) -> String {
         if self.eliminated.is_empty() {
@@ -614,6 +864,12 @@ impl Planner {
     pub fn learn(&mut self, arm: &Arm, seen: &Seen) {
         self.crashed_before = self.crashed;
         self.crashed |= !seen.passed && seen.crashed;
+        if let Some(f) = &seen.facts {
+            self.facts.get_or_insert_with(CheckFacts::default).merge(f);
+            if arm.step == "baseline" {
+                self.baseline_facts = Some((f.clone(), seen.crashed));
+            }
+        }
         for k in &seen.failing_kinds {
             if !self.failing_kinds.contains(k) {
                 self.failing_kinds.push(k.clone());
@@ -879,7 +1135,11 @@ impl Planner {
 fn resume_after(step: &str) -> Step {
     match step {
         "visible" => Step::Override,
-        "override" => Step::FindFast,
+        "override" => Step::Compiled,
+        "compiled" => Step::Attention,
+        "attention" => Step::Gemm,
+        "gemm" => Step::Bf16,
+        "bf16" => Step::FindFast,
         "find-fast" => Step::Eliminate,
         "eliminate" => Step::Filters,
         "filters" => Step::Selective,
@@ -1066,5 +1326,155 @@ mod tests {
         let _fast = p.next().unwrap();
         let left = p.untried();
         assert!(left.iter().any(|l| l.contains("one by one")), "{left:?}");
+    }
+
+    fn facts(families: &[&str], failing: &[&str]) -> CheckFacts {
+        CheckFacts {
+            families: families.iter().map(|f| (*f).to_owned()).collect(),
+            failing: failing.iter().map(|f| (*f).to_owned()).collect(),
+            ..CheckFacts::default()
+        }
+    }
+
+    /// Every arm listed (run or skipped), and the kept one, for a program the check sees as
+    /// `f` in every run that does not pass; `cure` says which configuration passes.
+    fn plan_for(f: CheckFacts, cure: impl Fn(&Arm) -> bool) -> (Vec<Arm>, Vec<Arm>, Planner) {
+        let mut p = Planner::new(Situation::default(), false);
+        let (mut ran, mut listed) = (Vec::new(), Vec::new());
+        while let Some(a) = p.next() {
+            listed.push(a.clone());
+            if a.skipped.is_some() {
+                continue;
+            }
+            let passed = cure(&a);
+            let seen = Seen {
+                passed,
+                facts: Some(if passed {
+                    CheckFacts {
+                        failing: Vec::new(),
+                        ..f.clone()
+                    }
+                } else {
+                    f.clone()
+                }),
+                ..Seen::default()
+            };
+            p.learn(&a, &seen);
+            ran.push(a);
+            assert!(ran.len() < 100, "the plan does not end");
+        }
+        (ran, listed, p)
+    }
+
+    #[test]
+    fn a_compiled_graph_writing_zeros_is_cured_by_triton_s_switch_and_miopen_is_passed_over() {
+        let mut f = facts(&["GEMM", "attention", "elementwise"], &[COMPILED]);
+        f.compiled = true;
+        let (ran, _, p) = plan_for(f.clone(), |a| has(a, "AMDGCN_USE_BUFFER_OPS"));
+        assert_eq!(ran[1].id, "triton-no-buffer-ops", "{ran:#?}");
+        let kept = p.settled.kept.expect("kept");
+        assert_eq!(kept.id, "triton-no-buffer-ops");
+        assert!(kept.changes.fresh_triton, "{kept:?}");
+        // Where nothing cures it: torch.compile off next, and no convolution or batch norm ran: MIOpen's steps are listed once, skipped.
+        let (ran, listed, _) = plan_for(f, |_| false);
+        assert_eq!(ran[2].id, "compile-off", "{ran:#?}");
+        let miopen = listed.iter().find(|a| a.id == "miopen").expect("listed");
+        assert!(miopen
+            .skipped
+            .as_deref()
+            .unwrap()
+            .contains("no convolution or batch norm"));
+        assert!(!ran
+            .iter()
+            .any(|a| a.step == "find-fast" || a.step == "eliminate"));
+        // The other families' arms were listed with why not.
+        let sdpa = listed.iter().find(|a| a.id == "attention").unwrap();
+        assert!(
+            sdpa.skipped.as_deref().unwrap().contains("were right"),
+            "{sdpa:?}"
+        );
+    }
+
+    #[test]
+    fn attention_s_kernels_go_off_one_at_a_time_the_math_kernel_last() {
+        let mut f = facts(&["attention", "GEMM"], &["attention"]);
+        f.attention_kernels = vec!["flash".into(), "efficient".into()];
+        let (ran, _, p) = plan_for(f, |a| {
+            a.changes
+                .set
+                .iter()
+                .any(|(k, v)| k == "RDNA1_SDPA_OFF" && v.contains("efficient"))
+                && a.id != "sdpa-no-efficient"
+        });
+        let ids: Vec<&str> = ran.iter().map(|a| a.id.as_str()).collect();
+        assert_eq!(
+            &ids[..4],
+            [
+                "baseline",
+                "sdpa-no-flash",
+                "sdpa-no-efficient",
+                "sdpa-math"
+            ]
+        );
+        assert_eq!(p.settled.kept.map(|k| k.id).as_deref(), Some("sdpa-math"));
+    }
+
+    #[test]
+    fn a_wrong_gemm_is_tried_on_rocblas_and_bf16_only_where_it_ran() {
+        let f = facts(&["GEMM", "convolution"], &["GEMM"]);
+        let (ran, _, p) = plan_for(f.clone(), |a| has(a, "TORCH_BLAS_PREFER_HIPBLASLT"));
+        assert_eq!(ran[1].id, "blas-rocblas");
+        assert_eq!(
+            p.settled.kept.map(|k| k.id).as_deref(),
+            Some("blas-rocblas")
+        );
+        let (_, listed, _) = plan_for(f, |_| false);
+        let bf16 = listed.iter().find(|a| a.id == "bf16").unwrap();
+        assert!(bf16.skipped.as_deref().unwrap().contains("no bfloat16"));
+        // A convolution ran: MIOpen's steps are not passed over.
+        assert!(!listed.iter().any(|a| a.id == "miopen"));
+    }
+
+    #[test]
+    fn bf16_is_answered_with_float16_then_float32() {
+        let mut f = facts(&["GEMM", "elementwise"], &["elementwise"]);
+        f.bf16 = true;
+        let (ran, _, p) = plan_for(f, |a| {
+            a.changes
+                .set
+                .contains(&("RDNA1_BF16_AS".into(), "float32".into()))
+        });
+        let ids: Vec<&str> = ran.iter().map(|a| a.id.as_str()).collect();
+        assert_eq!(
+            &ids[..3],
+            ["baseline", "bf16-as-float16", "bf16-as-float32"]
+        );
+        assert_eq!(
+            p.settled.kept.map(|k| k.id).as_deref(),
+            Some("bf16-as-float32")
+        );
+    }
+
+    #[test]
+    fn without_the_check_s_facts_no_family_beyond_miopen_is_tried() {
+        let mut p = Planner::new(Situation::default(), false);
+        let mut listed = Vec::new();
+        while let Some(a) = p.next() {
+            listed.push(a.clone());
+            if a.skipped.is_none() {
+                p.learn(&a, &fault());
+            }
+        }
+        // One line for them all, with why.
+        let beyond: Vec<&Arm> = listed
+            .iter()
+            .filter(|a| matches!(a.step, "compiled" | "attention" | "gemm" | "bf16"))
+            .collect();
+        assert_eq!(beyond.len(), 1, "{beyond:?}");
+        let why = beyond[0].skipped.as_deref().unwrap();
+        assert!(why.contains("saw none"), "{why}");
+        assert!(listed
+            .iter()
+            .any(|a| a.id == "miopen-find-fast" && a.skipped.is_none()));
     }
 }

@@ -5,7 +5,8 @@ Loaded by rdna1ctl's sitecustomize.py (beside this package, put first on PYTHONP
 program imports torch (an import hook, never an import here): then, as the environment asks
 (config.py),
 
-- MIOpen is bypassed, for everything or for some layer kinds (routing.py);
+- MIOpen is bypassed, for everything or for some layer kinds (routing.py); attention kernels
+  are turned off, bfloat16 answered with float16 or float32 (switches.py);
 - every distinct GPU op the program runs, whatever called it, is recorded once with its
   family, kind, shapes and backend (mode.py, checker.py) and, with RDNA1_CHECK=numerics,
   checked against float64 on the CPU from the same inputs (references.py, slicing.py,
@@ -42,10 +43,11 @@ class Check:
         if self.torch is not None:
             return
         self.torch = torch
-        from . import checker, mode, routing
+        from . import checker, mode, routing, switches
 
         s = self.settings
         routing.install(torch, s.bypass, s.bypass_kinds, self.sink)
+        switches.install(torch, s.sdpa_off, s.bf16_as, self.sink)
         self.checker = checker.Checker(torch, self.sink, s)
         self.sink.write({
             "event": "torch", "format": FORMAT, "torch": getattr(torch, "__version__", None),

@@ -4,6 +4,8 @@ package; rdna1ctl's search, report and run set these for the command)."""
 import os
 from dataclasses import dataclass
 
+from . import switches
+
 # The check looks at the first optimizer steps: it steps aside once this many steps in a row
 # brought no new GPU op (each distinct op is checked the first time it is seen).
 STEPS_WITHOUT_NEW = 2
@@ -29,6 +31,8 @@ class Settings:
     numerics: bool = False
     bypass: bool = False
     bypass_kinds: tuple = ()
+    sdpa_off: tuple = ()
+    bf16_as: str = None
     self_test_cpu: bool = False
     inject: tuple = None
     steps_without_new: int = STEPS_WITHOUT_NEW
@@ -40,7 +44,8 @@ class Settings:
     @property
     def wanted(self):
         """Whether rdna1ctl asked for anything at all."""
-        return bool(self.directory or self.bypass or self.bypass_kinds)
+        return bool(self.directory or self.bypass or self.bypass_kinds or self.sdpa_off
+                    or self.bf16_as)
 
 
 def parse_inject(text):
@@ -81,6 +86,8 @@ def from_environment(env=None):
         numerics=env.get("RDNA1_CHECK") == "numerics",
         bypass=env.get("RDNA1_MIOPEN_BYPASS") == "1",
         bypass_kinds=kinds,
+        sdpa_off=switches.parse_sdpa(env.get("RDNA1_SDPA_OFF")),
+        bf16_as=switches.parse_bf16(env.get("RDNA1_BF16_AS")),
         self_test_cpu=env.get("RDNA1_CHECK_SELF_TEST_CPU") == "1",
         inject=parse_inject(env.get("RDNA1_CHECK_TEST_WRONG")),
         steps_without_new=_number(env, "RDNA1_CHECK_STEPS", STEPS_WITHOUT_NEW, int),
