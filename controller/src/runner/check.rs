@@ -889,11 +889,33 @@ impl CheckJson {
         } else {
             ""
         };
+        let switched = if self.switched.is_empty() {
+            String::new()
+        } else {
+            format!("; in the program: {}", self.switched.join(", "))
+        };
         format!(
-            "your program's {} distinct GPU ops ({}){how}{graphs}{random}{cpu_too}{test}",
+            "your program's {} distinct GPU ops ({}){how}{graphs}{random}{cpu_too}{switched}{}{test}",
             gpu.len(),
-            family_counts(&self.families)
+            family_counts(&self.families),
+            self.bf16_note()
         )
+    }
+
+    /// Said where bfloat16 ran on a ROCm GPU: RDNA1 has no bfloat16 arithmetic.
+    fn bf16_note(&self) -> &'static str {
+        let bf16 = self
+            .all
+            .iter()
+            .any(|o| o.dtype == "bfloat16" && on_gpu(o, self.self_test));
+        if bf16 && self.hip.is_some() {
+            "; bfloat16 ran: on RDNA1 (gfx101x) it is emulated, no bfloat16 arithmetic there \
+             (PyTorch reports it all the same; Triton's bfloat16 dot fails, unsloth #7682): \
+             float16 autocast or float32 (`rdna1ctl search` tries RDNA1_BF16_AS=float16, then \
+             float32)"
+        } else {
+            ""
+        }
     }
 
     /// Why a run with these records is no pass, or None. `bypass`: the run was to have MIOpen
@@ -1397,5 +1419,56 @@ mod tests {
         let r = read_dir(&d);
         assert_eq!(r.len(), 1, "{r:?}");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn facts_name_the_families_that_failed_and_the_verdict_says_bf16_and_the_switches() {
+        let mut r = base();
+        let mut attn = op(
+            1,
+            "sdpa",
+            "_scaled_dot_product_flash_attention",
+            "attention",
+            "cuda:0",
+        );
+        attn["dtype"] = json!("bfloat16");
+        let mm = op(2, "mm", "mm", "GEMM", "cuda:0");
+        r.extend([attn, result(1, "forward", 1e-6, true), returned(1)]);
+        r.extend([mm, result(2, "forward", 1e-2, false), returned(2)]);
+        r.push(
+            json!({"event": "graph", "pid": 7, "id": 3, "graph": "forward 0",
+                      "kernels": ["triton_poi_fused_0"], "ops": ["add"]}),
+        );
+        let mut g = result(3, "forward", 1.0, false);
+        g["event"] = json!("graph_result");
+        r.push(g);
+        r.push(json!({"event": "switches", "pid": 7, "sdpa_off": ["flash"], "bf16_as": null}));
+        let c = summarize(&r);
+        let f = c.facts();
+        assert_eq!(f.families, ["attention", "GEMM"]);
+        assert_eq!(f.failing, ["GEMM", "compiled"]);
+        assert_eq!(f.attention_kernels, ["flash"]);
+        assert!(f.compiled && f.bf16);
+        assert_eq!(c.switched, ["flash attention off"]);
+        assert_eq!(c.switches_failure(true), None);
+        assert!(summarize(&base()).switches_failure(true).is_some());
+        // The wrong GEMM leads the verdict; the full sentence (all right) says the rest.
+        let mut ok = base();
+        let mut attn = op(
+            1,
+            "sdpa",
+            "_scaled_dot_product_flash_attention",
+            "attention",
+            "cuda:0",
+        );
+        attn["dtype"] = json!("bfloat16");
+        ok.extend([attn, result(1, "forward", 1e-6, true), returned(1)]);
+        ok.push(json!({"event": "switches", "pid": 7, "sdpa_off": [], "bf16_as": "float16"}));
+        let v = summarize(&ok).verdict;
+        assert!(
+            v.contains("bfloat16 ran: on RDNA1 (gfx101x) it is emulated"),
+            "{v}"
+        );
+        assert!(v.contains("in the program: bfloat16 as float16"), "{v}");
     }
 }

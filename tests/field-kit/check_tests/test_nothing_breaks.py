@@ -45,3 +45,25 @@ class NothingBreaks(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+COMPILES = r"""
+import json, torch
+from torch._dynamo.utils import counters
+f = torch.compile(lambda x: (x.sin() * 2).sum(), backend="eager")
+f(torch.randn(8))
+f(torch.randn(8))
+print(json.dumps({"graphs": counters["stats"]["unique_graphs"]}))
+"""
+
+
+class CompilesAsWithout(unittest.TestCase):
+    def test_torch_compile_compiles_at_its_first_call_under_the_check(self):
+        # Dynamo skips a frame first called under a dispatch mode that does not ignore
+        # compilation; PyTorch before 2.12 never compiles that code again (seen on the device
+        # with 2.11: a compiled fine-tune ran eager for its whole life under the check).
+        plain = helpers.run(["-c", COMPILES], check=False)
+        checked = helpers.run(["-c", COMPILES])
+        self.assertEqual(checked.rc, 0, checked)
+        self.assertEqual(json.loads(plain.out.splitlines()[-1]), {"graphs": 1}, plain)
+        self.assertEqual(checked.out.splitlines()[-1], plain.out.splitlines()[-1], checked)

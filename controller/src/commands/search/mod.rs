@@ -456,6 +456,7 @@ fn seen(r: &ArmJson) -> Seen {
             .as_ref()
             .filter(|c| c.torch.is_some())
             .map(|c| c.facts()),
+        completed: record.is_some_and(|x| x.exit_code == Some(0) && !x.timed_out),
     }
 }
 

@@ -75,6 +75,8 @@ pub struct Seen {
     /// What the in-process check saw of the program (None: no Python process of it ran the
     /// check with torch).
     pub facts: Option<CheckFacts>,
+    /// The command ran to its end (exit 0), whatever its numbers: the check saw all of it.
+    pub completed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -210,8 +212,8 @@ pub struct Planner {
     failing_kinds: Vec<String>,
     /// What the check saw in every run so far (None: it saw nothing of the program).
     facts: Option<CheckFacts>,
-    /// What it saw in the baseline, and whether the baseline crashed (its facts may then be
-    /// only the start of the program).
+    /// What it saw in the baseline, and whether the baseline ran to its end (else its facts
+    /// may be only the start of the program).
     baseline_facts: Option<(CheckFacts, bool)>,
     /// The arms of a step left when a pass was found: run if the pass does not hold.
     stashed: VecDeque<Arm>,
@@ -575,13 +577,14 @@ impl Planner {
         };
     }
 
-    /// Why MIOpen's steps are not run: the baseline ran to its end with the check, and no
-    /// convolution or batch norm of it (nor of any run since) ran on the GPU.
+    /// Why MIOpen's steps are not run: the baseline ran to its end (exit 0: what failed was
+    /// its numbers) with the check, and no convolution or batch norm of it (nor of any run
+    /// since) ran on the GPU.
     fn no_miopen(&self) -> Option<String> {
-        let (f, crashed) = self.baseline_facts.as_ref()?;
+        let (f, completed) = self.baseline_facts.as_ref()?;
         let all = self.facts.as_ref()?;
         let miopen = |f: &CheckFacts| f.ran("convolution") || f.ran("batch/instance norm");
-        (!crashed && !f.families.is_empty() && !miopen(f) && !miopen(all)).then(|| {
+        (*completed && !f.families.is_empty() && !miopen(f) && !miopen(all)).then(|| {
             "the check saw no convolution or batch norm of the program on the GPU: MIOpen \
              computes nothing of it"
                 .to_owned()
@@ -867,7 +870,7 @@ impl Planner {
         if let Some(f) = &seen.facts {
             self.facts.get_or_insert_with(CheckFacts::default).merge(f);
             if arm.step == "baseline" {
-                self.baseline_facts = Some((f.clone(), seen.crashed));
+                self.baseline_facts = Some((f.clone(), seen.completed));
             }
         }
         for k in &seen.failing_kinds {
@@ -1357,6 +1360,7 @@ mod tests {
                 } else {
                     f.clone()
                 }),
+                completed: true,
                 ..Seen::default()
             };
             p.learn(&a, &seen);
@@ -1473,6 +1477,28 @@ mod tests {
         assert_eq!(beyond.len(), 1, "{beyond:?}");
         let why = beyond[0].skipped.as_deref().unwrap();
         assert!(why.contains("saw none"), "{why}");
+        assert!(listed
+            .iter()
+            .any(|a| a.id == "miopen-find-fast" && a.skipped.is_none()));
+    }
+
+    #[test]
+    fn a_baseline_that_stopped_early_does_not_pass_over_miopen() {
+        // It raised in its first GEMM: the convolutions after it were never seen.
+        let mut p = Planner::new(Situation::default(), false);
+        let mut listed = Vec::new();
+        while let Some(a) = p.next() {
+            listed.push(a.clone());
+            if a.skipped.is_none() {
+                let seen = Seen {
+                    facts: Some(facts(&["GEMM"], &["GEMM"])),
+                    completed: false,
+                    ..Seen::default()
+                };
+                p.learn(&a, &seen);
+            }
+        }
+        assert!(!listed.iter().any(|a| a.id == "miopen"), "{listed:#?}");
         assert!(listed
             .iter()
             .any(|a| a.id == "miopen-find-fast" && a.skipped.is_none()));

@@ -133,6 +133,37 @@ class Graphs:
             if state["done"]:
                 return real(args) if boxed else real(*args)
             state["done"] = True
+            # The copies and the CPU reference are the check's own ops: the mode, on the stack
+            # while it looks (it ignores compilation, not the compiled code's run), lets them
+            # pass; the graph's own run it sees as the program's.
+            local = getattr(getattr(getattr(graphs.check, "life", None), "mode", None),
+                            "local", None)
+            mine = local is not None and not getattr(local, "busy", False)
+
+            def own(on):
+                if mine:
+                    local.busy = on
+
+            own(True)
+            try:
+                inputs = checkable(args)
+            finally:
+                own(False)
+            out = real(args) if boxed else real(*args)
+            own(True)
+            try:
+                judged(inputs, out)
+            finally:
+                own(False)
+            # Inductor's own callable from now on.
+            try:
+                setattr(holder, attr, real)
+            except Exception:
+                pass
+            return out
+
+        def checkable(args):
+            """CPU copies of the graph's inputs, or None where it is not checked."""
             inputs = None
             why = graphs.too_much(args)
             if why is not None:
@@ -143,24 +174,21 @@ class Graphs:
                 except Exception as e:
                     graphs.sink.write({"event": "graph_unchecked", "id": ident,
                                        "why": f"its inputs could not be copied: {text(e)}"})
-            out = real(args) if boxed else real(*args)
-            if inputs is not None:
-                t0 = time.monotonic()
-                try:
-                    graphs.judge(ident, gm, inputs, out)
-                except Exception as e:
-                    graphs.sink.write({"event": "graph_unchecked", "id": ident,
-                                       "why": f"its CPU reference failed: {text(e)}"})
-                finally:
-                    graphs.check.checker and setattr(
-                        graphs.check.checker, "spent",
-                        graphs.check.checker.spent + time.monotonic() - t0)
-            # Inductor's own callable from now on.
+            return inputs
+
+        def judged(inputs, out):
+            if inputs is None:
+                return
+            t0 = time.monotonic()
             try:
-                setattr(holder, attr, real)
-            except Exception:
-                pass
-            return out
+                graphs.judge(ident, gm, inputs, out)
+            except Exception as e:
+                graphs.sink.write({"event": "graph_unchecked", "id": ident,
+                                   "why": f"its CPU reference failed: {text(e)}"})
+            finally:
+                graphs.check.checker and setattr(
+                    graphs.check.checker, "spent",
+                    graphs.check.checker.spent + time.monotonic() - t0)
 
         if boxed:
             wrapper = first

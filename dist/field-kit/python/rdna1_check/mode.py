@@ -10,8 +10,8 @@ self-test; it looks at every call until the program has made STEPS_WITHOUT_NEW o
 in a row without a new op (or MAX_STEPS, or CALLS_WITHOUT_NEW calls without a new one), then
 steps aside: it leaves the stack at the next point where that is safe (an optimizer step's end,
 an nn.Module call), so the program runs as without it. A forked child (a DataLoader worker)
-leaves it at once. While it looks, torch.compile runs the program eagerly (dynamo's rule for a
-dispatch mode on the stack: compiled.py checks the compiled graphs when they first run).
+leaves it at once. torch.compile compiles as it would without it (the mode ignores compilation;
+compiled.py checks the compiled graphs when they first run).
 
 It never changes a call: the op runs as the program made it; ops on tracing tensors (FakeTensor,
 functional tensors, subclasses), on the meta device, or made by the check itself pass through."""
@@ -40,6 +40,14 @@ def make_mode_class(torch):
         # Higher-order operators (flex_attention, cond, user Triton ops) come here too; they
         # pass through (a mode that does not say so makes them raise).
         supports_higher_order_operators = True
+
+        @classmethod
+        def ignore_compile_internals(cls):
+            """torch.compile compiles as without the check: the mode is off while it compiles
+            and on again while the compiled code runs (its graphs are checked by compiled.py).
+            Otherwise Dynamo skips each frame first called under the mode, and PyTorch before
+            2.12 never compiles that code again: the program would run eager."""
+            return True
 
         def __init__(self, checker):
             super().__init__()
