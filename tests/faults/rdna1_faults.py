@@ -11,7 +11,8 @@ RDNA1_FAULTS: rules separated by ';', each fields KEY=VALUE separated by ',':
   result=N        only the op's Nth result (default: every floating result);
   action=wrong|zeros|raise
                   results times `factor` (default 1.01), zeros, or an error `message`
-                  (as MIOpen's reach PyTorch);
+                  (as MIOpen's reach PyTorch); of an op that returns nothing (a foreach
+                  update), the tensors it wrote;
   cudnn=1         only while torch.backends.cudnn.enabled is on (as a MIOpen solver: a
                   bypass cures it);
   unless=VAR=VALUE
@@ -100,8 +101,23 @@ class Faults(TorchDispatchMode):
             raise RuntimeError(rule.get("message", "miopenStatusUnknownError (injected)"))
         out = func(*args, **kwargs)
         if rule is not None:
-            _damage(rule, list(out) if isinstance(out, (list, tuple)) else [out])
+            written = _written(func, args, kwargs) if out is None else None
+            if written:  # an op that returns nothing (a foreach update): what it wrote
+                _damage(rule, written)
+            else:
+                _damage(rule, list(out) if isinstance(out, (list, tuple)) else [out])
         return out
+
+
+def _written(func, args, kwargs):
+    """The tensors an in-place op writes (its schema's mutable arguments), lists flattened."""
+    out = []
+    for i, a in enumerate(func._schema.arguments):
+        if a.alias_info is None or not a.alias_info.is_write:
+            continue
+        v = kwargs.get(a.name, args[i] if i < len(args) else None)
+        out.extend(v if isinstance(v, (list, tuple)) else [v])
+    return out
 
 
 def _shape_matches(rule, args):

@@ -56,5 +56,44 @@ class Slices(unittest.TestCase):
         self.assertIn("re-run", wrong[0][2])
 
 
+ADAMW = r"""
+import rdna1_check.slicing as slicing
+slicing.ELEMENTS = 2e3    # elements: AdamW's foreach updates over all parameters are sliced
+import torch
+from torch import nn
+try:
+    import rdna1_faults  # noqa: F401
+except ImportError:
+    pass
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(16, 32), nn.Linear(32, 32), nn.Linear(32, 4))
+opt = torch.optim.AdamW(net.parameters(), lr=1e-3, foreach=True)
+for _ in range(2):
+    opt.zero_grad()
+    net(torch.randn(8, 16)).square().sum().backward()
+    opt.step()
+print("done")
+"""
+
+
+class ForeachSlices(unittest.TestCase):
+    def test_an_optimizer_update_over_every_parameter_is_checked_on_its_first_tensors(self):
+        # AdamW's foreach ops over a GPT's parameters were too large for the CPU, and no slice
+        # was known: listed unchecked on the device (8.19e+07 elements).
+        r = helpers.run(["-c", ADAMW])
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(r.errors(), [])
+        foreach = [op for (op, why) in r.unchecked() if op["op"].startswith("_foreach_")]
+        self.assertEqual(foreach, [], r.unchecked())
+        notes = [res.get("note", "") for res in results(r, "_foreach_addcdiv_")]
+        self.assertTrue(notes and all("tensors 0.." in n for n in notes), notes)
+
+    def test_a_wrong_update_of_a_first_tensor_is_named(self):
+        r = helpers.run(["-c", ADAMW], faults="op=_foreach_addcdiv_,action=wrong,factor=1.01")
+        self.assertEqual(r.rc, 0, r)
+        wrong = [o["op"] for o, _ in r.wrong()]
+        self.assertIn("_foreach_addcdiv_", wrong, r)
+
+
 if __name__ == "__main__":
     unittest.main()

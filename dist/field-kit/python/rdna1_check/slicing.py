@@ -2,8 +2,9 @@
 multiply-adds is checked whole, from the program's own results. A larger one of a family whose
 results split along a dimension (a batch, a GEMM's rows, a batch norm's channels) is checked
 on the first rows of that dimension: the program's own results where they split with it, a
-re-run of the op on the GPU on that slice where they sum over it (a weight gradient). Any
-other call that large is listed as unchecked, by name and size."""
+re-run of the op on the GPU on that slice where they sum over it (a weight gradient); a foreach
+or fused optimizer update over every parameter on its first tensors. Any other call that large
+is listed as unchecked, by name and size."""
 
 import math
 
@@ -13,9 +14,16 @@ BUDGET = 2e9
 ELEMENTS = 64e6
 
 
+# A plan's "dimension" for lists of tensors that are sliced to their first tensors (foreach
+# and fused optimizer ops: each tensor of the list is updated on its own).
+LIST = "list"
+
+
 class Plan:
-    """`inputs`: argument name -> dimension to slice (lists of tensors: every one of them);
-    `results`: result index -> dimension, or "rerun"; `count`: rows kept of `total`."""
+    """`inputs`: argument name -> dimension to slice (lists of tensors: every one of them), or
+    LIST (a list of tensors, or a tensor of one scalar per tensor: its first `count`);
+    `results`: result index -> dimension, LIST, or "rerun"; `count`: rows (or tensors) kept of
+    `total`."""
 
     def __init__(self, inputs, results, count, total, dim_name):
         self.inputs = inputs
@@ -33,6 +41,12 @@ class Plan:
         d = self.inputs.get(name)
         if d is None:
             return value
+        if d == LIST:
+            if isinstance(value, (list, tuple)):
+                return type(value)(value[:self.count])
+            if isinstance(value, torch.Tensor) and value.dim() == 1:
+                return value.narrow(0, 0, min(self.count, value.shape[0]))
+            return value
         if isinstance(value, torch.Tensor):
             return value.narrow(d, 0, min(self.count, value.shape[d])) if value.dim() > d else value
         if isinstance(value, (list, tuple)):
@@ -41,6 +55,9 @@ class Plan:
 
     def slice_result(self, torch, i, value):
         d = self.results.get(i)
+        if d == LIST:
+            return type(value)(value[:self.count]) if isinstance(value, (list, tuple)) \
+                else value
         if d is None or d == "rerun" or not isinstance(value, torch.Tensor) or value.dim() <= d:
             return value
         return value.narrow(d, 0, min(self.count, value.shape[d]))
@@ -88,6 +105,33 @@ def macs(torch, name, n):
         elif isinstance(v, (list, tuple)):
             total += sum(t.numel() for t in v if isinstance(t, torch.Tensor))
     return float(total)
+
+
+def _first_tensors(torch, n):
+    """A foreach or fused optimizer op over lists of tensors, of one length: its first tensors
+    (each is updated on its own), as many as ELEMENTS allows, at least one."""
+    lists = {k: v for k, v in n.items() if isinstance(v, (list, tuple)) and v
+             and all(isinstance(t, torch.Tensor) for t in v)}
+    lengths = {len(v) for v in lists.values()}
+    if len(lengths) != 1:
+        return None
+    total = lengths.pop()
+    per = [sum(v[i].numel() for v in lists.values()) for i in range(total)]
+    count, used = 0, 0
+    while count < total and (count == 0 or used + per[count] <= ELEMENTS):
+        used += per[count]
+        count += 1
+    ins = {k: LIST for k in lists}
+    # One scalar per tensor (Adam's step sizes, a learning rate per parameter): a list of
+    # numbers, or a tensor of them.
+    for k, v in n.items():
+        if k in lists:
+            continue
+        if (isinstance(v, torch.Tensor) and v.dim() == 1 and v.shape[0] == total) or (
+                isinstance(v, (list, tuple)) and len(v) == total
+                and all(isinstance(x, (int, float, complex)) for x in v)):
+            ins[k] = LIST
+    return Plan(ins, {i: LIST for i in range(8)}, count, total, "tensors")
 
 
 def _rows(total, cost, at_least=1):
@@ -162,6 +206,10 @@ def plan(torch, name, family, n):
         total = t("indices").shape[0] if t("indices").dim() else 1
         return Plan({"indices": 0}, {0: 0}, _rows(total, cost / ELEMENTS * BUDGET), total,
                     "rows")
+    if name.startswith(("_foreach_", "_fused_")):
+        tensors = _first_tensors(torch, n)
+        if tensors is not None:
+            return tensors
     if family == "elementwise":
         shapes = [v.shape for v in n.values() if isinstance(v, torch.Tensor)]
         if shapes:
