@@ -254,8 +254,8 @@ fn gfx1030_only_venv_fails_and_never_suggests_the_cpu() {
     }
     assert_eq!(status_of(&out, "python.torch"), "ok", "{out}");
     assert!(
-        out.contains("gfx101X-dgpu"),
-        "the fix names a gfx101X build: {out}"
+        out.contains("\"torch[device-gfx1010]\""),
+        "the fix names the multi-arch install with gfx1010's device extra: {out}"
     );
     assert!(!out.to_lowercase().contains("use the cpu"), "{out}");
 }

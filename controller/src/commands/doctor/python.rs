@@ -301,16 +301,62 @@ pub fn version_field(text: &str, name: &str) -> Option<String> {
     })
 }
 
-/// TheRock's gfx101X wheels, installed into a venv of their own.
-const THEROCK_WHEELS: &str = "TheRock's gfx101X wheels (python3 -m venv ~/rocm-venv; ~/rocm-venv/bin/pip install --index-url https://rocm.nightlies.amd.com/v2/gfx101X-dgpu/ torch)";
+/// TheRock's multi-arch index (ROCm/TheRock RELEASES.md, "Installing multi-arch PyTorch Python
+/// packages"): one index for every GPU, each GPU's code in a device extra of its target
+/// (`device-gfx1010`, `-gfx1011`, `-gfx1012`: RDNA1 is Release Ready there, SUPPORTED_GPUS.md).
+/// Its per-family indexes (`v2/gfx101X-dgpu/`) are legacy: "no new per-family releases will
+/// be generated and previous per-family releases may be deleted"
+/// (docs/packaging/legacy_per_family_releases.md). Python 3.10 to 3.14
+/// (configure_pytorch_release_matrix.py), glibc 2.28 or newer (manylinux_2_28 builds).
+pub const MULTI_ARCH_INDEX: &str = "https://rocm.nightlies.amd.com/whl-multi-arch/";
 
-/// The one-line fix that keeps the GPU training: a PyTorch built for gfx101X, said for the
-/// root's distribution (Debian has no ROCm PyTorch of its own: the wheel is the answer).
+/// TheRock's multi-arch PyTorch for the RDNA1 targets here (gfx1010's where none is seen),
+/// installed into a venv of its own.
+pub fn therock_install(targets: &[&str]) -> String {
+    let mut ts: Vec<&str> = targets.to_vec();
+    ts.sort_unstable();
+    ts.dedup();
+    let seen = !ts.is_empty();
+    if !seen {
+        ts.push("gfx1010");
+    }
+    let extras = ts
+        .iter()
+        .map(|t| format!("device-{t}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let which = if seen {
+        String::new()
+    } else {
+        " (no RDNA1 card seen here: device-gfx1010 for an RX 5600/5700, device-gfx1011 for a \
+         Radeon Pro V520/5600M, device-gfx1012 for an RX 5500)"
+            .to_owned()
+    };
+    format!(
+        "TheRock's multi-arch PyTorch with {} code, in a venv of its own (Python 3.10 to 3.14): \
+         python3 -m venv ~/rocm-venv; ~/rocm-venv/bin/pip install --index-url {MULTI_ARCH_INDEX} \
+         \"torch[{extras}]\" \"torchvision[{extras}]\" torchaudio{which}; its per-family \
+         gfx101X-dgpu index is legacy (no new releases, old ones may be deleted)",
+        ts.join("/")
+    )
+}
+
+/// The one-line fix that keeps the GPU training: a PyTorch built for the card's target, said
+/// for the root's distribution (Debian has no ROCm PyTorch of its own: the wheel is the
+/// answer).
 pub fn install_torch(input: &Input) -> String {
+    let targets: Vec<&str> = input
+        .facts
+        .rdna1()
+        .iter()
+        .map(|(_, c)| c.gfx_target())
+        .collect();
+    let wheels = therock_install(&targets);
     match input.distro().no_rocm_torch() {
-        Some(why) => format!("{why}: install {THEROCK_WHEELS}"),
+        Some(why) => format!("{why}: install {wheels}"),
         None => format!(
-            "install a ROCm PyTorch with gfx101X code: {THEROCK_WHEELS} or your distribution's ROCm build (Arch: python-pytorch-rocm)"
+            "install a ROCm PyTorch with gfx101X code: {wheels}; or your distribution's ROCm \
+             build where it carries your target (Arch: python-pytorch-rocm)"
         ),
     }
 }
@@ -519,6 +565,36 @@ mod tests {
         std::fs::remove_dir_all(t.path("usr/lib/python3")).unwrap();
         let (_, c) = run(&t, &host, None);
         assert!(c.fix.unwrap().contains("Debian packages no ROCm PyTorch"));
+    }
+
+    #[test]
+    fn the_install_line_is_therocks_multi_arch_index_with_the_cards_device_extra() {
+        // An RX 5500 XT (gfx1012) with a CPU torch: the multi-arch index and the extra for its
+        // own target (TheRock RELEASES.md), never the per-family index TheRock stopped.
+        let t = Tree::new();
+        t.gpu("0000:03:00.0", 0x7340);
+        t.write("usr/bin/python3", "");
+        t.write("usr/lib/python3/dist-packages/torch/__init__.py", "");
+        t.write(
+            "usr/lib/python3/dist-packages/torch/version.py",
+            "__version__ = '2.14.1'\ncuda: Optional[str] = None\nhip: Optional[str] = None\n",
+        );
+        let host = FakeHost::default().with_var("PATH", "/usr/bin");
+        let (_, c) = run(&t, &host, None);
+        let fix = c.fix.unwrap();
+        assert!(
+            fix.contains("--index-url https://rocm.nightlies.amd.com/whl-multi-arch/ \"torch[device-gfx1012]\" \"torchvision[device-gfx1012]\" torchaudio"),
+            "{fix}"
+        );
+        assert!(!fix.contains("/v2/gfx101X-dgpu/"), "{fix}");
+        assert!(fix.contains("legacy"), "{fix}");
+        // No RDNA1 card seen: gfx1010's extra, the other targets named.
+        let t = Tree::new();
+        t.write("usr/bin/python3", "");
+        let (_, c) = run(&t, &host, None);
+        let fix = c.fix.unwrap();
+        assert!(fix.contains("\"torch[device-gfx1010]\""), "{fix}");
+        assert!(fix.contains("device-gfx1012 for an RX 5500"), "{fix}");
     }
 
     #[test]

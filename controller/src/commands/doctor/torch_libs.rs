@@ -11,13 +11,21 @@
 //! must be siblings on disk"); a distribution's torch (Arch's python-pytorch-rocm) loads the
 //! system ROCm, judged by `rocm.rocblas` / `rocm.miopen`.
 //!
+//! TheRock's multi-arch install (its index since 2026: `torch[device-gfx1010]`) puts the host
+//! libraries in `_rocm_sdk_libraries/lib` and the GPU code in kernel packs beside them:
+//! `_rocm_sdk_libraries/.kpack/blas_lib_<target>.kpack` (rocBLAS), `miopen_lib_<target>.kpack`,
+//! and `torch/.kpack/torch_<target>.kpack` (torch's own kernels, whose `.hip_fatbin` is then
+//! empty), one pack per device package installed (`kpack`).
+//!
 //! A target is satisfied by its own code objects or by those of its LLVM generic target
 //! (gfx10-1-generic for gfx1010/1011/1012).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::python::{self, install_torch, PythonEnv};
+mod kpack;
+
+use super::python::{self, install_torch, PythonEnv, MULTI_ARCH_INDEX};
 use super::rocm::{self, file_names, names_for};
 use super::{codeobj, Check, Claim, Input};
 
@@ -59,6 +67,8 @@ pub struct Lib {
     /// Whether code objects were found at all (a library without `.hip_fatbin` has none).
     pub has_code: bool,
     pub errors: Vec<String>,
+    /// Its code came from kernel packs (a multi-arch install): the targets of each pack.
+    pub packs: Vec<String>,
 }
 
 /// The owner's Python, torch, and the libraries of a ROCm torch.
@@ -121,7 +131,7 @@ fn lib_dirs(input: &Input, torch_dir: &Path) -> Vec<PathBuf> {
             .filter_map(Result::ok)
             .filter(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
-                n.starts_with("_rocm_sdk_libraries_") || n == "_rocm_sdk_core"
+                n.starts_with("_rocm_sdk_libraries") || n == "_rocm_sdk_core"
             })
             .map(|e| input.root.resolve(&e.path().join("lib")))
             .filter(|p| p.is_dir())
@@ -160,6 +170,7 @@ fn libraries(input: &Input, torch_dir: &Path) -> Vec<Lib> {
                 path: d,
                 targets,
                 errors: Vec::new(),
+                packs: Vec::new(),
             });
         }
     }
@@ -175,7 +186,63 @@ fn libraries(input: &Input, torch_dir: &Path) -> Vec<Lib> {
     if let Some(m) = miopen {
         libs.push(elf_lib(Kind::Miopen, m));
     }
+    let mut pack_dirs = vec![(
+        Kind::Kernels,
+        input.root.resolve(&torch_dir.join(".kpack")),
+        "torch",
+    )];
+    if let Some(site) = torch_dir.parent() {
+        let sdk = input.root.resolve(&site.join("_rocm_sdk_libraries/.kpack"));
+        pack_dirs.push((Kind::Rocblas, sdk.clone(), "blas_lib"));
+        pack_dirs.push((Kind::Miopen, sdk, "miopen_lib"));
+    }
+    for (kind, dir, group) in pack_dirs {
+        add_packs(&mut libs, kind, &dir, group);
+    }
     libs
+}
+
+/// A library's kernel packs in `dir` (`<group>_<target>.kpack`), their targets added to its
+/// entry (made if its host library was not found): the pack directory is then what is shown.
+fn add_packs(libs: &mut Vec<Lib>, kind: Kind, dir: &Path, group: &str) {
+    let files = kpack::packs(dir, group);
+    if files.is_empty() {
+        return;
+    }
+    let i = match libs.iter().position(|l| l.kind == kind) {
+        Some(i) => i,
+        None => {
+            libs.push(Lib {
+                kind,
+                path: dir.to_path_buf(),
+                targets: BTreeSet::new(),
+                has_code: false,
+                errors: Vec::new(),
+                packs: Vec::new(),
+            });
+            libs.len() - 1
+        }
+    };
+    let lib = &mut libs[i];
+    lib.path = dir.to_path_buf();
+    for f in files {
+        match kpack::read(&f) {
+            Ok(p) => {
+                // A target with features (gfx942:xnack+) carries the target's code.
+                let arches: Vec<String> = p
+                    .arches
+                    .iter()
+                    .map(|a| a.split(':').next().unwrap_or(a).to_owned())
+                    .collect();
+                lib.has_code |= p.entries > 0;
+                lib.targets.extend(arches.iter().cloned());
+                lib.packs.extend(arches);
+            }
+            Err(e) => lib.errors.push(e),
+        }
+    }
+    lib.packs.sort();
+    lib.packs.dedup();
 }
 
 fn elf_lib(kind: Kind, path: PathBuf) -> Lib {
@@ -186,6 +253,7 @@ fn elf_lib(kind: Kind, path: PathBuf) -> Lib {
             targets: s.targets,
             errors: s.errors,
             path,
+            packs: Vec::new(),
         },
         Ok(None) => Lib {
             kind,
@@ -193,6 +261,7 @@ fn elf_lib(kind: Kind, path: PathBuf) -> Lib {
             targets: BTreeSet::new(),
             errors: Vec::new(),
             path,
+            packs: Vec::new(),
         },
         Err(e) => Lib {
             kind,
@@ -200,6 +269,7 @@ fn elf_lib(kind: Kind, path: PathBuf) -> Lib {
             targets: BTreeSet::new(),
             errors: vec![e],
             path,
+            packs: Vec::new(),
         },
     }
 }
@@ -236,6 +306,26 @@ pub fn wanted_all(input: &Input) -> Vec<String> {
     v.sort();
     v.dedup();
     v
+}
+
+/// The pip line that adds the device packages of `targets` to a multi-arch install, with the
+/// owner's own interpreter.
+fn add_device_packages(input: &Input, targets: &[&str]) -> String {
+    let py = match &input.stack().python.python {
+        Some((p, _)) => input.show(p),
+        None => "python3".into(),
+    };
+    let extras = targets
+        .iter()
+        .map(|t| format!("device-{t}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "{py} -m pip install --index-url {MULTI_ARCH_INDEX} \"torch[{extras}]\" \"torchvision[{extras}]\": \
+         adds the device packages (rocm-sdk-device-*, amd-torch-device-*) whose kernel packs carry \
+         {} code to this multi-arch install",
+        targets.join("/")
+    )
 }
 
 fn list(t: &BTreeSet<String>) -> String {
@@ -344,10 +434,20 @@ fn lib_check(input: &Input, kind: Kind) -> Check {
             Kind::Rocblas => "matrix products fail with \"Cannot read TensileLibrary\" / rocBLAS error",
             _ => "convolutions fail with miopenStatusUnknownError or a missing kernel",
         };
+        let fix = if lib.packs.is_empty() {
+            install_torch(input)
+        } else {
+            add_device_packages(input, &missing)
+        };
+        let what = if lib.packs.is_empty() {
+            "code objects".to_owned()
+        } else {
+            format!("kernel pack (packs for: {})", lib.packs.join(" "))
+        };
         Check::fail(
             id,
-            format!("{} at {at} has no {} code objects (targets: {have}): {symptom}; HSA_OVERRIDE_GFX_VERSION=10.3.0 is not a way around it (aperture violations on gfx101X)", kind.name(), missing.join("/")),
-            install_torch(input),
+            format!("{} at {at} has no {} {what} (targets: {have}): {symptom}; HSA_OVERRIDE_GFX_VERSION=10.3.0 is not a way around it (aperture violations on gfx101X)", kind.name(), missing.join("/")),
+            fix,
         )
     };
     c.claiming(claims)

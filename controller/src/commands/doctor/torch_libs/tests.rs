@@ -299,3 +299,115 @@ fn gfx1012_with_gfx1010_only_torch_is_judged_for_the_override_fix() {
         );
     }
 }
+
+/// Kernel packs made by rocm-kpack's own writer (tests/fixtures/kpack/make.py).
+fn kpack(name: &str) -> Vec<u8> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/kpack")
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A multi-arch install (TheRock's index, `torch[device-<target>]`): host libraries whose GPU
+/// code went into kernel packs, one per device package installed (`targets`).
+fn multi_arch(targets: &[&str]) -> Tree {
+    let t = Tree::new();
+    t.gpu("0000:03:00.0", 0x731f);
+    let sp = "v/lib/python3.12/site-packages";
+    t.write(
+        "v/pyvenv.cfg",
+        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+    );
+    t.write("v/bin/python", "");
+    t.write(&format!("{sp}/torch/__init__.py"), "");
+    t.write(
+        &format!("{sp}/torch/version.py"),
+        "__version__ = '2.11.0+rocm7.15.0a20260728'\ncuda: Optional[str] = None\nhip: Optional[str] = '7.15.1'\n",
+    );
+    // rocm-kpack empties the host library's .hip_fatbin.
+    t.write_bytes(
+        &format!("{sp}/torch/lib/libtorch_hip.so"),
+        &build::elf_with_fatbin(&[]),
+    );
+    t.write(&format!("{sp}/_rocm_sdk_libraries/lib/librocblas.so.5"), "");
+    t.write_bytes(
+        &format!("{sp}/_rocm_sdk_libraries/lib/libMIOpen.so.1.0.71500"),
+        &build::elf_with_fatbin(&[]),
+    );
+    for tg in targets {
+        for (dir, group) in [
+            ("torch/.kpack", "torch"),
+            ("_rocm_sdk_libraries/.kpack", "blas_lib"),
+            ("_rocm_sdk_libraries/.kpack", "miopen_lib"),
+        ] {
+            let name = format!("{group}_{tg}.kpack");
+            let bytes = if group == "miopen_lib" {
+                // One MIOpen pack was made (for gfx1010): the other target's is its blas pack
+                // renamed, which carries that target all the same.
+                kpack(&format!(
+                    "{}_{tg}.kpack",
+                    if *tg == "gfx1010" {
+                        "miopen_lib"
+                    } else {
+                        "blas_lib"
+                    }
+                ))
+            } else {
+                kpack(&name)
+            };
+            t.write_bytes(&format!("{sp}/{dir}/{name}"), &bytes);
+        }
+    }
+    t
+}
+
+#[test]
+fn a_multi_arch_install_is_judged_by_its_kernel_packs() {
+    let t = multi_arch(&["gfx1010"]);
+    for (id, at) in [
+        ("torch.kernels", "torch/.kpack"),
+        ("torch.rocblas", "_rocm_sdk_libraries/.kpack"),
+        ("torch.miopen", "_rocm_sdk_libraries/.kpack"),
+    ] {
+        let c = run_check(&t, &host(), checks, id);
+        assert_check(&c, Status::Ok, &[at, "gfx1010"]);
+    }
+}
+
+#[test]
+fn a_multi_arch_install_without_gfx1010_packs_is_a_blocker_with_the_pip_line() {
+    // The device package of another GPU (gfx1100) installed instead of gfx1010's.
+    let t = multi_arch(&["gfx1100"]);
+    let c = run_check(&t, &host(), checks, "torch.kernels");
+    assert_check(
+        &c,
+        Status::Fail,
+        &[
+            "no gfx1010 kernel pack",
+            "packs for: gfx1100",
+            "invalid device function",
+        ],
+    );
+    let fix = c.fix.unwrap();
+    assert!(
+        fix.contains("/v/bin/python -m pip install --index-url https://rocm.nightlies.amd.com/whl-multi-arch/ \"torch[device-gfx1010]\""),
+        "{fix}"
+    );
+    let c = run_check(&t, &host(), checks, "torch.rocblas");
+    assert_check(&c, Status::Fail, &["no gfx1010 kernel pack"]);
+}
+
+#[test]
+fn a_damaged_pack_is_said_not_taken_for_code() {
+    let t = multi_arch(&["gfx1010"]);
+    let sp = "v/lib/python3.12/site-packages";
+    let mut bad = kpack("torch_gfx1010.kpack");
+    bad[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+    t.write_bytes(&format!("{sp}/torch/.kpack/torch_gfx1010.kpack"), &bad);
+    let c = run_check(&t, &host(), checks, "torch.kernels");
+    assert_check(&c, Status::Warn, &["could not be read", "out of place"]);
+    bad[..4].copy_from_slice(b"NOPE");
+    t.write_bytes(&format!("{sp}/torch/.kpack/torch_gfx1010.kpack"), &bad);
+    let c = run_check(&t, &host(), checks, "torch.kernels");
+    assert_check(&c, Status::Warn, &["no KPAK magic"]);
+}
