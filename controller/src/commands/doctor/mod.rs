@@ -10,6 +10,7 @@ mod access;
 mod boot;
 /// Public for its benchmark (controller/benches/codeobj_scan.rs).
 pub mod codeobj;
+mod compute_env;
 #[cfg(test)]
 mod consistency;
 mod distro;
@@ -194,6 +195,7 @@ pub fn check_all(root: &SysRoot, host: &dyn Host, python: Option<&Path>) -> Vec<
     checks.extend(miopen_cache::checks(&input));
     checks.extend(python::checks(&input));
     checks.extend(torch_libs::checks(&input));
+    checks.extend(compute_env::checks(&input));
     checks.extend(faults::checks(&input));
     checks
 }
