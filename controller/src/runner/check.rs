@@ -716,28 +716,34 @@ impl CheckJson {
     /// raised, or that a process died in (its last op that never returned), each once: what
     /// the search's selective bypass routes.
     pub fn failing_kinds(&self) -> Vec<String> {
-        // The op each process stopped in: its last op, where that never returned.
-        let mut last: BTreeMap<u32, usize> = BTreeMap::new();
-        for (i, o) in self.all.iter().enumerate() {
-            last.insert(o.pid, i);
-        }
-        let last_open: BTreeMap<u32, usize> = last
-            .into_iter()
-            .filter(|(_, i)| !self.all[*i].returned && self.all[*i].raised.is_none())
-            .collect();
+        let failed = self.failed();
         let mut v: Vec<String> = Vec::new();
-        for (i, o) in self.all.iter().enumerate() {
-            if !on_gpu(o, self.self_test)
-                || !matches!(o.family.as_str(), "convolution" | "batch/instance norm")
+        for (o, _) in self.all.iter().zip(&failed).filter(|(_, f)| **f) {
+            if on_gpu(o, self.self_test)
+                && matches!(o.family.as_str(), "convolution" | "batch/instance norm")
+                && !v.contains(&o.kind)
             {
-                continue;
-            }
-            let died_in = last_open.get(&o.pid) == Some(&i);
-            if (is_wrong(o) || o.raised.is_some() || died_in) && !v.contains(&o.kind) {
                 v.push(o.kind.clone());
             }
         }
         v
+    }
+
+    /// Per op of `all`: whether it was wrong, its call raised, or a process died in it (its
+    /// last op, which never returned).
+    fn failed(&self) -> Vec<bool> {
+        let mut last: BTreeMap<u32, usize> = BTreeMap::new();
+        for (i, o) in self.all.iter().enumerate() {
+            last.insert(o.pid, i);
+        }
+        self.all
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let died_in = last.get(&o.pid) == Some(&i) && !o.returned && o.raised.is_none();
+                is_wrong(o) || o.raised.is_some() || died_in
+            })
+            .collect()
     }
 
     /// What the search plans by: the GPU's families, those that failed (as `failing_kinds`
@@ -745,17 +751,12 @@ impl CheckJson {
     /// kernels, bfloat16.
     pub fn facts(&self) -> CheckFacts {
         let mut f = CheckFacts::default();
-        let mut last: BTreeMap<u32, usize> = BTreeMap::new();
-        for (i, o) in self.all.iter().enumerate() {
-            last.insert(o.pid, i);
-        }
-        for (i, o) in self.all.iter().enumerate() {
+        for (o, failed) in self.all.iter().zip(self.failed()) {
             if !on_gpu(o, self.self_test) || !counts(o) {
                 continue;
             }
             f.add_family(&o.family);
-            let died_in = last.get(&o.pid) == Some(&i) && !o.returned && o.raised.is_none();
-            if is_wrong(o) || o.raised.is_some() || died_in {
+            if failed {
                 f.add_failing(&o.family);
             }
             if o.family == "attention"

@@ -6,27 +6,28 @@
 //! not ask for hipBLASLt: TheRock builds none for gfx101X (cmake/therock_amdgpu_targets.cmake,
 //! `EXCLUDE_TARGET_PROJECTS hipBLASLt`), and PyTorch's default on gfx10 is rocBLAS.
 
+use super::python::Torch;
 use super::{Check, Input};
 
 pub fn checks(input: &Input) -> Vec<Check> {
     vec![triton_check(input), blas_check(input)]
 }
 
-/// Why nothing here applies: no ROCm torch, or no RDNA1 card.
-fn not_applicable(input: &Input) -> Option<Check> {
-    let rocm = matches!(&input.stack().python.torch, Ok(t) if t.hip.is_some());
-    (!rocm || input.facts.rdna1().is_empty()).then(|| {
-        Check::ok(
-            "torch.triton",
-            "not checked: no ROCm PyTorch beside an RDNA1 GPU (see python.torch, gpu.rdna1)",
-        )
-    })
+/// The ROCm torch these checks are about, where there is one beside an RDNA1 card.
+fn rocm_torch<'i>(input: &'i Input) -> Option<&'i Torch> {
+    match &input.stack().python.torch {
+        Ok(t) if t.hip.is_some() && !input.facts.rdna1().is_empty() => Some(t),
+        _ => None,
+    }
 }
+
+const NOT_CHECKED: &str =
+    "not checked: no ROCm PyTorch beside an RDNA1 GPU (see python.torch, gpu.rdna1)";
 
 fn triton_check(input: &Input) -> Check {
     let id = "torch.triton";
-    let (Ok(torch), None) = (&input.stack().python.torch, not_applicable(input)) else {
-        return not_applicable(input).unwrap_or_else(|| Check::ok(id, "not checked: no torch"));
+    let Some(torch) = rocm_torch(input) else {
+        return Check::ok(id, NOT_CHECKED);
     };
     let triton = input.root.resolve(&torch.site().join("triton"));
     if !triton.is_dir() {
@@ -65,11 +66,8 @@ fn triton_check(input: &Input) -> Check {
 
 fn blas_check(input: &Input) -> Check {
     let id = "torch.blas";
-    if not_applicable(input).is_some() {
-        return Check::ok(
-            id,
-            "not checked: no ROCm PyTorch beside an RDNA1 GPU (see python.torch, gpu.rdna1)",
-        );
+    if rocm_torch(input).is_none() {
+        return Check::ok(id, NOT_CHECKED);
     }
     match input.host.var("TORCH_BLAS_PREFER_HIPBLASLT").as_deref() {
         Some(v) if v != "0" && !v.is_empty() => Check::warn(
